@@ -1,0 +1,31 @@
+/* daolease command — shared declarations of the subcommands. */
+#ifndef DLS_CLI_H
+#define DLS_CLI_H
+
+#include <stdio.h>
+
+/* Exit statuses shared by every subcommand (cli.md). */
+#define DLS_EXIT_OK 0
+#define DLS_EXIT_FAIL 1
+#define DLS_EXIT_USAGE 2
+
+/* Each subcommand: argv[0] is the subcommand's name. */
+int dls_cmd_fact(int argc, char **argv);
+int dls_cmd_stream(int argc, char **argv);
+int dls_cmd_append(int argc, char **argv);
+int dls_cmd_dump(int argc, char **argv);
+int dls_cmd_keygen(int argc, char **argv);
+int dls_cmd_judge(int argc, char **argv);
+int dls_cmd_run(int argc, char **argv);
+int dls_cmd_audit(int argc, char **argv);
+int dls_cmd_demo(int argc, char **argv);
+int dls_cmd_bench(int argc, char **argv);
+
+/* Prints "daolease SUB: FILE: position P: REASON" style errors, one line. */
+void dls_cli_error(const char *sub, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* True when argv holds -h or --help (anywhere before a "--"). */
+int dls_cli_wants_help(int argc, char **argv);
+
+#endif

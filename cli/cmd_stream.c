@@ -1,0 +1,10 @@
+/* daolease stream — placeholder until its component lands; refuses with exit 2. */
+#include "cli/cli.h"
+
+int dls_cmd_stream(int argc, char **argv)
+{
+    (void)argc;
+    (void)argv;
+    dls_cli_error("stream", "not available in this build yet");
+    return DLS_EXIT_USAGE;
+}

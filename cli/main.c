@@ -1,0 +1,81 @@
+/* daolease — one binary, subcommands in the style of git. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+
+#ifndef DLS_VERSION
+#define DLS_VERSION "unknown"
+#endif
+
+struct subcommand {
+    const char *name;
+    int (*fn)(int, char **);
+    const char *summary;
+};
+
+static const struct subcommand commands[] = {
+    {"fact", dls_cmd_fact, "encode or decode facts (JSON Lines <-> msgpack)"},
+    {"keygen", dls_cmd_keygen, "make a key pair and print its keyring line"},
+    {"stream", dls_cmd_stream, "create or seal a medium"},
+    {"append", dls_cmd_append, "append facts read as JSON Lines to a medium"},
+    {"dump", dls_cmd_dump, "print a medium's records"},
+    {"judge", dls_cmd_judge, "run a judge as a process"},
+    {"run", dls_cmd_run, "run a command while holding a lease"},
+    {"audit", dls_cmd_audit, "replay a journal and its media, and judge the judge"},
+    {"demo", dls_cmd_demo, "the main job: a judge and agents, kills, an audit"},
+    {"bench", dls_cmd_bench, "the performance harness"},
+};
+
+void dls_cli_error(const char *sub, const char *fmt, ...)
+{
+    va_list ap;
+    fprintf(stderr, "daolease %s: ", sub);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+}
+
+int dls_cli_wants_help(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--"))
+            return 0;
+        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
+            return 1;
+    }
+    return 0;
+}
+
+static void usage(FILE *to)
+{
+    fprintf(to, "usage: daolease [--version] [--help] <command> [<args>]\n\n"
+                "Leases as signed msgpack facts on append-only streams.\n\n"
+                "commands:\n");
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        fprintf(to, "  %-8s %s\n", commands[i].name, commands[i].summary);
+    fprintf(to, "\nRun 'daolease <command> --help' for a command's options.\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return DLS_EXIT_USAGE;
+    }
+    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+        usage(stdout);
+        return DLS_EXIT_OK;
+    }
+    if (!strcmp(argv[1], "--version")) {
+        printf("daolease %s\n", DLS_VERSION);
+        return DLS_EXIT_OK;
+    }
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (!strcmp(argv[1], commands[i].name))
+            return commands[i].fn(argc - 1, argv + 1);
+    dls_cli_error(argv[1], "unknown command (see 'daolease --help')");
+    return DLS_EXIT_USAGE;
+}

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Builds every libFuzzer target with clang and runs each for SECONDS (60).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/deps.sh
+secs=${1:-60}
+[ -d build-fuzz ] || CC=clang meson setup build-fuzz -Dfuzz=true -Db_sanitize=address,undefined -Db_lundef=false -Dtests=disabled >/dev/null
+ninja -C build-fuzz >/dev/null
+for t in build-fuzz/fuzz/fuzz_*; do
+  [ -x "$t" ] || continue
+  name=$(basename "$t"); name=${name#fuzz_}
+  work=$(mktemp -d)
+  cp -r "fuzz/corpus/$name/." "$work/" 2>/dev/null || true
+  echo "fuzz: $name for ${secs}s"
+  "$t" -max_total_time="$secs" -max_len=70000 -rss_limit_mb=2048 -print_final_stats=1 "$work" 2>"$work.log" || { tail -40 "$work.log"; exit 1; }
+  grep -E 'stat::number_of_executed_units|stat::average_exec_per_sec' "$work.log" | sed "s/^/fuzz: $name /"
+  rm -rf "$work" "$work.log"
+done

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Quick start, command 2: install what is missing, build, run the whole test
+# suite. With SANITIZE=1 the suite runs in build-asan under ASan+UBSan.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/deps.sh
+dir=build
+opts=()
+if [ "${SANITIZE:-0}" = 1 ]; then
+  dir=build-asan
+  opts=(-Db_sanitize=address,undefined -Db_lundef=false)
+  export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
+  export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+fi
+[ -d "$dir" ] || meson setup "$dir" "${opts[@]}" >/dev/null
+ninja -C "$dir" >/dev/null
+meson test -C "$dir" --print-errorlogs --num-processes 2 "$@"
