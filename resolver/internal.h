@@ -1,0 +1,80 @@
+/* daolease — attribution internals shared by the files of resolver/.
+ * Internal to the library (not part of the installed API). */
+#ifndef DLS_RESOLVER_INTERNAL_H
+#define DLS_RESOLVER_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "daolease/attrib.h"
+
+/* ---- keyring-line grammar (keyring files and secret key files) ---------- */
+
+/* What a line may hold. */
+typedef enum dls_line_kind {
+    DLS_LINE_PUBLIC,  /* keyring: ed25519 | mac, 64 hex */
+    DLS_LINE_SECRET   /* secret key file: ed25519-secret (128 hex) | mac-secret (64 hex) */
+} dls_line_kind;
+
+/* One parsed non-empty line. `key` holds 32 (public, mac, mac-secret) or
+ * 64 (ed25519-secret) bytes, written to the caller's buffer. */
+typedef struct dls_key_line {
+    const uint8_t *name;
+    size_t name_len;
+    size_t name_col;      /* 1-based column of the name */
+    dls_key_kind kind;
+    size_t key_len;
+} dls_key_line;
+
+/* Iterates over lines: on 1, [*line, *line + *len) is the next line without
+ * its LF or CRLF and *pos moved past its terminator; 0 at the end. */
+int dls_text_next_line(const uint8_t *text, size_t n, size_t *pos,
+                       const uint8_t **line, size_t *len);
+
+/* Parses one line (without terminator) numbered `lineno`. Returns 1 for a
+ * key line (filled *kl, the key decoded into key_out, which holds 64 bytes),
+ * 0 for an empty or comment-only line, DLS_ERR_KEYRING with *w filled. */
+int dls_key_line_parse(const uint8_t *line, size_t len, uint64_t lineno,
+                       dls_line_kind lk, dls_key_line *kl, uint8_t *key_out,
+                       dls_where *w);
+
+/* Sets *w (when w is not NULL) and returns code. */
+int dls_where_set(dls_where *w, int code, uint64_t line, uint64_t col,
+                  const char *reason);
+
+/* Reads a whole regular file of at most `max` bytes into sodium_malloc
+ * memory (*buf, *n; free with sodium_free). When mode_out is not NULL it
+ * receives st_mode from fstat of the opened descriptor. */
+int dls_read_secret_file(const char *path, size_t max, uint8_t **buf, size_t *n,
+                         unsigned *mode_out, dls_where *w);
+
+/* ---- envelopes ---------------------------------------------------------- */
+
+/* An envelope or other record, decoded without verifying. */
+typedef struct dls_env {
+    dls_record_kind kind;
+    bool ok;            /* an envelope that is well-formed */
+    bool mac;           /* its tag is a mac (else a sig) */
+    dls_bytes author;   /* claimed (set when present once with the right type) */
+    dls_bytes fact;     /* inner fact (envelope) or the record (bare fact) */
+    dls_bytes tag;      /* 64-byte sig or 32-byte mac */
+} dls_env;
+
+void dls_env_parse(const uint8_t *rec, size_t n, dls_env *e);
+
+/* Walks one complete msgpack value at p[off] with no depth limit (only a
+ * count of values still to read). 0 and *end, or DLS_ERR_MSGPACK. */
+int dls_mp_skip_any(const uint8_t *p, size_t n, size_t off, size_t *end);
+
+/* ---- secrets ------------------------------------------------------------ */
+
+/* Parses secret key file text (exactly one key line and an optional
+ * terminator). Errors as dls_secret_load, without DLS_ERR_PERM/IO. */
+int dls_secret_parse(dls_secret **out, const uint8_t *text, size_t n, dls_where *w);
+
+/* The secret key bytes (Ed25519: 64; MAC: 32). */
+const uint8_t *dls_secret_key(const dls_secret *s);
+size_t dls_secret_name_len(const dls_secret *s);
+
+#endif
