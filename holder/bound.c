@@ -1,0 +1,183 @@
+/* The holder's pure arithmetic: the bound, the renewal schedule and the
+ * sizing relations of holder.md. No clock, no media. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "holder/holder_int.h"
+
+uint64_t dls_holder_bound_of(uint64_t observed, bool renewed, uint64_t last_renewal,
+                             uint64_t duration_ns, bool has_max, uint64_t max_ns)
+{
+    uint64_t base = (renewed && last_renewal > observed) ? last_renewal : observed;
+    uint64_t bound = dls_add_sat(base, duration_ns);
+    if (has_max) {
+        uint64_t cap = dls_add_sat(observed, max_ns);
+        if (cap < bound)
+            bound = cap;
+    }
+    return bound;
+}
+
+uint64_t dls_holder_due_of(uint64_t observed, bool renewed, uint64_t last_renewal,
+                           uint64_t interval_ns)
+{
+    uint64_t base = (renewed && last_renewal > observed) ? last_renewal : observed;
+    return dls_add_sat(base, interval_ns);
+}
+
+void dls_holder_fmt_ns(char *buf, size_t cap, uint64_t ns)
+{
+    static const struct {
+        const char *name;
+        uint64_t ns;
+    } units[] = {{"h", 3600000000000ull}, {"min", 60000000000ull},
+                 {"s", 1000000000ull},    {"ms", 1000000ull},
+                 {"us", 1000ull},         {"ns", 1}};
+    if (!buf || cap == 0)
+        return;
+    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
+        if (ns != 0 && ns % units[i].ns != 0)
+            continue;
+        if (ns == 0 && units[i].ns != 1)
+            continue;
+        snprintf(buf, cap, "%" PRIu64 " %s", ns / units[i].ns, units[i].name);
+        return;
+    }
+}
+
+/* Relation 2 in exact integers: a < d/2  <=>  2a < d  <=>  a <= (d-1)/2. */
+static bool below_half(uint64_t a, uint64_t d)
+{
+    return d >= 1 && a <= (d - 1) / 2;
+}
+
+uint64_t dls_holder_interval_for(const dls_holder_settings *s, uint64_t duration_ns)
+{
+    uint64_t third = duration_ns / 3;
+    if (!s || s->renew_interval_ns == 0)
+        return third;
+    uint64_t with_tick = dls_add_sat(s->renew_interval_ns, s->tick_period_ns);
+    if (below_half(with_tick, duration_ns))
+        return s->renew_interval_ns;
+    return third;
+}
+
+/* ppm × x / 10^6 rounded up, saturating, without 128-bit arithmetic. */
+static uint64_t skew_term(uint32_t ppm, uint64_t x)
+{
+    uint64_t q = x / 1000000u, r = x % 1000000u;
+    uint64_t hi;
+    if (ppm != 0 && q > UINT64_MAX / ppm)
+        return UINT64_MAX;
+    hi = q * ppm;
+    uint64_t lo = (r * ppm + 999999u) / 1000000u; /* r * ppm < 10^6 · 2^32 */
+    return dls_add_sat(hi, lo);
+}
+
+uint64_t dls_holder_tolerance_needed(const dls_holder_tolerance *t,
+                                     uint64_t holder_tick_ns, uint64_t duration_ns,
+                                     uint64_t max_ns)
+{
+    if (!t)
+        return 0;
+    uint64_t need = dls_add_sat(t->grant_flight_ns, t->renewal_flight_ns);
+    need = dls_add_sat(need, t->judge_tick_ns);
+    need = dls_add_sat(need, holder_tick_ns);
+    uint64_t longest = max_ns > duration_ns ? max_ns : duration_ns;
+    return dls_add_sat(need, skew_term(t->skew_ppm, longest));
+}
+
+#define F(var, ns)                                                            \
+    char var[40];                                                             \
+    dls_holder_fmt_ns(var, sizeof var, (ns))
+
+static int check_relations(const dls_holder_settings *s, uint64_t d, char *msg,
+                           size_t cap)
+{
+    uint64_t interval = s->renew_interval_ns ? s->renew_interval_ns : d / 3;
+    const char *which = s->renew_interval_ns ? "configured" : "default (a third)";
+    F(dd, d);
+    F(ii, interval);
+    if (!below_half(interval, d)) {
+        if (msg)
+            snprintf(msg, cap,
+                     "sizing: the duration %s does not exceed twice the %s renewal "
+                     "interval %s (holder.md: duration > 2 x interval)",
+                     dd, which, ii);
+        return DLS_ERR_SIZING;
+    }
+    uint64_t sum = dls_add_sat(interval, s->tick_period_ns);
+    if (!below_half(sum, d)) {
+        F(tt, s->tick_period_ns);
+        F(ss, sum);
+        if (msg)
+            snprintf(msg, cap,
+                     "sizing: the %s renewal interval %s plus the tick period %s is "
+                     "%s, not below half the duration %s (holder.md: interval + "
+                     "tick period < duration / 2)",
+                     which, ii, tt, ss, dd);
+        return DLS_ERR_SIZING;
+    }
+    return 0;
+}
+
+static int check_tolerance(const dls_holder_settings *s, uint64_t d, uint64_t max,
+                           char *msg, size_t cap)
+{
+    const dls_holder_tolerance *t = &s->tolerance;
+    if (!t->declared)
+        return 0;
+    uint64_t need = dls_holder_tolerance_needed(t, s->tick_period_ns, d, max);
+    if (need <= t->tolerance_ns)
+        return 0;
+    F(tol, t->tolerance_ns);
+    F(nn, need);
+    F(gf, t->grant_flight_ns);
+    F(rf, t->renewal_flight_ns);
+    F(jt, t->judge_tick_ns);
+    F(ht, s->tick_period_ns);
+    F(ll, max > d ? max : d);
+    if (msg)
+        snprintf(msg, cap,
+                 "sizing: the judge's tolerance %s does not cover %s = grant flight "
+                 "%s + renewal flight %s + judge tick %s + holder tick %s + skew "
+                 "%" PRIu32 " ppm of %s",
+                 tol, nn, gf, rf, jt, ht, t->skew_ppm, ll);
+    return DLS_ERR_SIZING;
+}
+
+static int check_retention(const dls_holder_settings *s, bool evicts, char *msg,
+                           size_t cap)
+{
+    if (!evicts || s->retention_ns == 0 || s->judge_lag_ns == 0)
+        return 0;
+    if (s->retention_ns > s->judge_lag_ns)
+        return 0;
+    F(rr, s->retention_ns);
+    F(ll, s->judge_lag_ns);
+    if (msg)
+        snprintf(msg, cap,
+                 "sizing: the retention window %s of the holder's medium does not "
+                 "exceed the judge's lag %s (cadence + drain time): renewals could "
+                 "be evicted before the judge reads them",
+                 rr, ll);
+    return DLS_ERR_SIZING;
+}
+
+int dls_holder_sizing_check(const dls_holder_settings *s, uint64_t duration_ns,
+                            uint64_t max_ns, bool evicts, char *msg, size_t cap)
+{
+    if (msg && cap > 0)
+        msg[0] = '\0';
+    if (!msg)
+        cap = 0;
+    if (!s)
+        return DLS_ERR_INVAL;
+    int rc;
+    if (duration_ns != 0 && (rc = check_relations(s, duration_ns, msg, cap)) != 0)
+        return rc;
+    if ((rc = check_tolerance(s, duration_ns, max_ns, msg, cap)) != 0)
+        return rc;
+    return check_retention(s, evicts, msg, cap);
+}

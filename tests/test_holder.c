@@ -1,0 +1,2035 @@
+/* Tests for the holder (holder.md; attribution.md "Gate 1", "Replay";
+ * vocabulary.md "seq") and the tick adapter (include/daolease/tick.h).
+ *
+ * The holder is driven with hand-written journal records: grants, refusals
+ * and lapsed signed by a test grantor key (dls_envelope_seal) onto a ring
+ * journal, and ticks appended by a manual tick adapter. The holder's own
+ * medium is a test backend (through medium_impl.h) whose appends can be made
+ * to fail, or to take time (ticks advance while the append is in flight).
+ * A judge+holder scenario on real media runs the two together.
+ *
+ * Randomized tests take a seed (DLS_SEED overrides), print it, and replay.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include <sodium.h>
+
+#include "daolease/attrib.h"
+#include "daolease/fact.h"
+#include "daolease/holder.h"
+#include "daolease/judge.h"
+#include "daolease/medium_impl.h"
+#include "daolease/stream.h"
+#include "daolease/tick.h"
+#include "holder/holder_int.h"
+
+#define MS 1000000ull
+#define S 1000000000ull
+
+/* ---- a test medium: in memory, appends can fail or take time -------------- */
+
+typedef struct tm_rec {
+    uint8_t *p;
+    size_t n;
+} tm_rec;
+
+typedef struct testmed {
+    tm_rec *recs;
+    size_t n, cap;
+    bool sealed;
+    int fail;                     /* non-zero: appends answer this error */
+    void (*during)(void *ctx);    /* called while an append is in flight */
+    void *during_ctx;
+    uint64_t appends_ok, appends_failed;
+} testmed;
+
+typedef struct tm_cur {
+    testmed *m;
+    uint64_t pos;
+} tm_cur;
+
+static int tm_append_batch(void *impl, const uint8_t *const *recs, const size_t *lens,
+                           size_t count, uint64_t *first, dls_where *w)
+{
+    (void)w;
+    testmed *m = impl;
+    if (m->during)
+        m->during(m->during_ctx);
+    if (m->sealed)
+        return DLS_ERR_SEALED;
+    if (m->fail) {
+        m->appends_failed++;
+        return m->fail;
+    }
+    for (size_t i = 0; i < count; i++) {
+        if (m->sealed)
+            return DLS_ERR_SEALED;
+        if (m->n == m->cap) {
+            size_t cap = m->cap ? m->cap * 2 : 64;
+            tm_rec *r = realloc(m->recs, cap * sizeof *r);
+            if (!r)
+                return DLS_ERR_NOMEM;
+            m->recs = r;
+            m->cap = cap;
+        }
+        uint8_t *p = malloc(lens[i]);
+        if (!p)
+            return DLS_ERR_NOMEM;
+        memcpy(p, recs[i], lens[i]);
+        if (i == 0)
+            *first = m->n;
+        m->recs[m->n].p = p;
+        m->recs[m->n].n = lens[i];
+        m->n++;
+        if (lens[i] == DLS_SEAL_RECORD_LEN &&
+            memcmp(recs[i], DLS_SEAL_RECORD, DLS_SEAL_RECORD_LEN) == 0)
+            m->sealed = true;
+    }
+    m->appends_ok++;
+    return 0;
+}
+
+static int tm_cursor_new(void *impl, uint64_t from, void **cimpl)
+{
+    tm_cur *c = calloc(1, sizeof *c);
+    if (!c)
+        return DLS_ERR_NOMEM;
+    c->m = impl;
+    c->pos = from;
+    *cimpl = c;
+    return 0;
+}
+
+static dls_next tm_cursor_next(void *cimpl, dls_record *rec, dls_where *w)
+{
+    (void)w;
+    tm_cur *c = cimpl;
+    if (c->pos >= c->m->n)
+        return DLS_NEXT_BLOCKED;
+    rec->position = c->pos;
+    rec->p = c->m->recs[c->pos].p;
+    rec->n = c->m->recs[c->pos].n;
+    c->pos++;
+    return DLS_NEXT_OK;
+}
+
+static void tm_cursor_del(void *cimpl)
+{
+    free(cimpl);
+}
+
+static void tm_del(void *impl)
+{
+    testmed *m = impl;
+    for (size_t i = 0; i < m->n; i++)
+        free(m->recs[i].p);
+    free(m->recs);
+    free(m);
+}
+
+static const dls_medium_ops tm_ops = {
+    .kind_name = "test",
+    .append_batch = tm_append_batch,
+    .cursor_new = tm_cursor_new,
+    .cursor_next = tm_cursor_next,
+    .cursor_del = tm_cursor_del,
+    .del = tm_del,
+};
+
+static dls_medium *testmed_new(testmed **impl_out, uint8_t id_byte)
+{
+    testmed *t = calloc(1, sizeof *t);
+    assert_non_null(t);
+    dls_medium_info info;
+    memset(&info, 0, sizeof info);
+    info.kind = DLS_MEDIUM_RING;
+    info.retention = DLS_RETAIN_ALL;
+    info.sync = DLS_SYNC_NONE;
+    info.mode = DLS_OPEN_APPEND;
+    memset(info.id, id_byte, sizeof info.id);
+    info.name = "testmed";
+    dls_medium *m = NULL;
+    assert_int_equal(dls_medium_wrap(&m, &tm_ops, t, &info), 0);
+    *impl_out = t;
+    return m;
+}
+
+/* ---- seeds ------------------------------------------------------------------ */
+
+static uint64_t rng_state;
+
+static uint64_t rng_next(void)
+{
+    uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+static uint64_t rng_below(uint64_t n)
+{
+    return n ? rng_next() % n : 0;
+}
+
+static uint64_t test_seed(void)
+{
+    const char *env = getenv("DLS_SEED");
+    if (env && *env)
+        return strtoull(env, NULL, 0);
+    uint64_t s;
+    randombytes_buf(&s, sizeof s);
+    return s;
+}
+
+/* ---- the fixture -------------------------------------------------------------- */
+
+static const char *const HOLDER = "agent-3";
+static const char *const GRANTOR = "arbiter";
+static const char *const TICKER = "ticks";
+
+typedef struct fx {
+    dls_secret *grantor, *forger, *agent, *other;
+    dls_keyring *jkr;
+    dls_medium *journal, *hm, *tm;
+    testmed *hmi;
+    dls_resolver *jres, *tres;
+    dls_cursor *jcur, *tcur, *hcur;
+    dls_tick *tick;
+    dls_holder *h;
+    dls_holder_settings s;
+    dls_holder_callbacks cb;
+    uint64_t now;
+    dls_holder_result res;
+    int warnings;
+    char last_warning[DLS_HOLDER_TEXT_MAX];
+    /* the last journal record appended, for replays */
+    uint8_t last_rec[DLS_FACT_MAX + 512];
+    size_t last_len;
+} fx;
+
+static void seed32(uint8_t seed[32], const char *text)
+{
+    crypto_generichash(seed, 32, (const uint8_t *)text, strlen(text), NULL, 0);
+}
+
+static dls_secret *make_secret(const char *name, const char *seed_text)
+{
+    uint8_t seed[32];
+    seed32(seed, seed_text);
+    dls_secret *s = NULL;
+    assert_int_equal(dls_secret_from_seed(&s, name, DLS_KEY_ED25519, seed), 0);
+    return s;
+}
+
+static void on_warn(void *ud, int code, const char *message)
+{
+    fx *f = ud;
+    assert_int_equal(code, DLS_ERR_SIZING);
+    f->warnings++;
+    snprintf(f->last_warning, sizeof f->last_warning, "%s", message);
+}
+
+/* Builds the parts (media, keys, resolvers, cursors) without the holder. */
+static fx *fx_parts(void)
+{
+    assert_true(sodium_init() >= 0);
+    fx *f = calloc(1, sizeof *f);
+    assert_non_null(f);
+    f->grantor = make_secret(GRANTOR, "grantor seed");
+    f->forger = make_secret(GRANTOR, "forger seed"); /* claims the grantor's name */
+    f->agent = make_secret(HOLDER, "agent seed");
+    f->other = make_secret("agent-9", "other agent seed");
+    assert_int_equal(dls_keyring_new(&f->jkr), 0);
+    assert_int_equal(dls_keyring_add(f->jkr, (const uint8_t *)GRANTOR, strlen(GRANTOR),
+                                     DLS_KEY_ED25519, dls_secret_public(f->grantor)),
+                     0);
+    dls_medium_settings ms;
+    dls_medium_settings_default(&ms);
+    ms.ring_capacity = 100000;
+    assert_int_equal(dls_ring_new(&f->journal, &ms), 0);
+    assert_int_equal(dls_ring_new(&f->tm, &ms), 0);
+    f->hm = testmed_new(&f->hmi, 0x42);
+    assert_int_equal(dls_resolver_new_signed(&f->jres, dls_medium_id(f->journal), f->jkr), 0);
+    assert_int_equal(dls_resolver_new_medium(&f->tres, dls_medium_id(f->tm), TICKER, NULL), 0);
+    assert_int_equal(dls_cursor_new(&f->jcur, f->journal, 0), 0);
+    assert_int_equal(dls_cursor_new(&f->tcur, f->tm, 0), 0);
+    assert_int_equal(dls_cursor_new(&f->hcur, f->hm, 0), 0);
+    dls_tick_settings ts;
+    dls_tick_settings_default(&ts);
+    ts.source = DLS_TICK_MANUAL;
+    assert_int_equal(dls_tick_new(&f->tick, f->tm, &ts, NULL), 0);
+    dls_holder_settings_default(&f->s);
+    f->cb.warn = on_warn;
+    return f;
+}
+
+static dls_holder_parts fx_holder_parts(fx *f)
+{
+    dls_holder_parts p;
+    memset(&p, 0, sizeof p);
+    p.name = HOLDER;
+    p.secret = f->agent;
+    p.medium = f->hm;
+    p.grantor = GRANTOR;
+    p.journal = f->jcur;
+    p.journal_resolver = f->jres;
+    p.ticks = f->tcur;
+    p.tick_resolver = f->tres;
+    p.tick_party = TICKER;
+    return p;
+}
+
+static void fx_start(fx *f)
+{
+    dls_holder_parts p = fx_holder_parts(f);
+    char msg[DLS_HOLDER_TEXT_MAX];
+    int rc = dls_holder_new(&f->h, &p, &f->s, &f->cb, f, msg, sizeof msg);
+    if (rc != 0)
+        fail_msg("dls_holder_new: %s: %s", dls_strerror(rc), msg);
+}
+
+static fx *fx_new(void)
+{
+    fx *f = fx_parts();
+    fx_start(f);
+    return f;
+}
+
+static void fx_del(fx *f)
+{
+    dls_holder_del(f->h);
+    dls_tick_del(f->tick);
+    dls_cursor_del(f->jcur);
+    dls_cursor_del(f->tcur);
+    dls_cursor_del(f->hcur);
+    dls_resolver_del(f->jres);
+    dls_resolver_del(f->tres);
+    dls_medium_del(f->journal);
+    dls_medium_del(f->tm);
+    dls_medium_del(f->hm);
+    dls_keyring_del(f->jkr);
+    dls_secret_del(f->grantor);
+    dls_secret_del(f->forger);
+    dls_secret_del(f->agent);
+    dls_secret_del(f->other);
+    free(f);
+}
+
+static void tick_at(fx *f, uint64_t ns)
+{
+    f->now = ns;
+    assert_int_equal(dls_tick_append(f->tick, ns), 0);
+}
+
+static void step(fx *f)
+{
+    int rc = dls_holder_step(f->h, &f->res);
+    assert_int_equal(rc, 0);
+}
+
+static size_t count_events(const fx *f, dls_holder_event_kind k)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < f->res.n_events; i++)
+        n += f->res.events[i].kind == k;
+    return n;
+}
+
+static const dls_holder_event *find_event(const fx *f, dls_holder_event_kind k)
+{
+    for (size_t i = 0; i < f->res.n_events; i++)
+        if (f->res.events[i].kind == k)
+            return &f->res.events[i];
+    return NULL;
+}
+
+/* The encoded proposal id (bin 16) of an outstanding proposal. */
+static void prop_enc(fx *f, uint64_t handle, uint8_t out[18])
+{
+    out[0] = 0xc4;
+    out[1] = 16;
+    assert_int_equal(dls_holder_proposal_id(f->h, handle, out + 2), 0);
+}
+
+/* Appends a journal record: the fact sealed by `signer` for the journal
+ * (or bare when signer is NULL). Keeps a copy for replays. */
+static void journal_put(fx *f, const dls_fact *fact, const dls_secret *signer)
+{
+    uint8_t buf[DLS_FACT_MAX];
+    size_t len = 0;
+    assert_int_equal(dls_fact_encode(fact, buf, sizeof buf, &len), 0);
+    if (signer) {
+        assert_int_equal(dls_envelope_seal(signer, dls_medium_id(f->journal), buf, len,
+                                           f->last_rec, sizeof f->last_rec, &f->last_len),
+                         0);
+    } else {
+        memcpy(f->last_rec, buf, len);
+        f->last_len = len;
+    }
+    uint64_t pos;
+    assert_int_equal(dls_medium_append(f->journal, f->last_rec, f->last_len, &pos, NULL), 0);
+}
+
+static void journal_replay(fx *f, const uint8_t *rec, size_t n)
+{
+    uint64_t pos;
+    assert_int_equal(dls_medium_append(f->journal, rec, n, &pos, NULL), 0);
+}
+
+static const uint8_t SUBJECT[] = {0xa6, 'j', 'o', 'b', '/', '4', '2'}; /* "job/42" */
+
+/* A grant to `holder` for lease `id`, answering `prop` (NULL: unsolicited). */
+static void grant(fx *f, const dls_secret *signer, uint64_t id, const char *holder,
+                  const uint8_t *prop, uint64_t duration_ns, uint64_t max_ns,
+                  const uint8_t *medium)
+{
+    dls_fact g;
+    dls_bytes subj = {SUBJECT, sizeof SUBJECT};
+    dls_bytes hb = {(const uint8_t *)holder, strlen(holder)};
+    dls_fact_grant(&g, id, subj, hb, dls_duration_from_ns(duration_ns),
+                   medium ? medium : dls_medium_id(f->hm));
+    if (prop) {
+        g.proposal.p = prop;
+        g.proposal.n = 18;
+        g.keys |= DLS_K_PROPOSAL;
+    }
+    if (max_ns) {
+        g.max = dls_duration_from_ns(max_ns);
+        g.keys |= DLS_K_MAX;
+    }
+    journal_put(f, &g, signer);
+}
+
+static void refusal(fx *f, const dls_secret *signer, const uint8_t *prop,
+                    const char *holder, const char *reason)
+{
+    dls_fact r;
+    dls_bytes pb = {prop, 18};
+    dls_bytes hb = {(const uint8_t *)holder, strlen(holder)};
+    dls_bytes rb = {(const uint8_t *)reason, reason ? strlen(reason) : 0};
+    dls_fact_refusal(&r, pb, hb, rb);
+    journal_put(f, &r, signer);
+}
+
+static void lapsed(fx *f, const dls_secret *signer, uint64_t id, dls_cause cause)
+{
+    dls_fact r;
+    dls_fact_reclaim(&r, id, cause);
+    journal_put(f, &r, signer);
+}
+
+/* Reads the next record the holder wrote to its medium: verifies it is
+ * signed by the holder for that medium, decodes the fact into *out (slices
+ * into a static copy). Returns false when there is none. */
+static bool holder_wrote(fx *f, dls_fact *out)
+{
+    static uint8_t copy[DLS_FACT_MAX + 512];
+    dls_keyring *kr;
+    assert_int_equal(dls_keyring_new(&kr), 0);
+    assert_int_equal(dls_keyring_add(kr, (const uint8_t *)HOLDER, strlen(HOLDER),
+                                     DLS_KEY_ED25519, dls_secret_public(f->agent)),
+                     0);
+    dls_resolver *r;
+    assert_int_equal(dls_resolver_new_signed(&r, dls_medium_id(f->hm), kr), 0);
+    bool found = false;
+    for (;;) {
+        dls_record rec;
+        dls_where w;
+        if (dls_cursor_next(f->hcur, &rec, &w) != DLS_NEXT_OK)
+            break;
+        memcpy(copy, rec.p, rec.n);
+        dls_attribution a;
+        dls_resolver_attribute(r, copy, rec.n, &a);
+        if (!a.attributed)
+            continue; /* a forgery a test planted */
+        assert_int_equal(dls_fact_decode(a.fact.p, a.fact.n, out, NULL), 0);
+        found = true;
+        break;
+    }
+    dls_resolver_del(r);
+    dls_keyring_del(kr);
+    return found;
+}
+
+/* Proposes SUBJECT (ask `ask_ns`, 0 none) and returns its handle; checks
+ * the proposal on the holder's medium. */
+static uint64_t propose(fx *f, uint64_t ask_ns, uint8_t enc[18])
+{
+    uint64_t handle = 0;
+    dls_duration ask = dls_duration_from_ns(ask_ns);
+    int rc = dls_holder_propose(f->h, SUBJECT, sizeof SUBJECT, ask_ns ? &ask : NULL,
+                                DLS_MODE_EXCLUSIVE, &handle);
+    if (rc != 0)
+        fail_msg("propose: %s: %s", dls_strerror(rc), dls_holder_message(f->h));
+    assert_true(handle != 0);
+    if (enc)
+        prop_enc(f, handle, enc);
+    return handle;
+}
+
+/* Skips what the holder wrote so far. */
+static void holder_skip(fx *f)
+{
+    dls_fact x;
+    while (holder_wrote(f, &x)) {
+    }
+}
+
+/* A fixture with lease `id` granted (answering a proposal) and observed at
+ * reading `at`: duration d, max m. */
+static fx *fx_granted(uint64_t id, uint64_t at, uint64_t d, uint64_t m)
+{
+    fx *f = fx_new();
+    uint8_t prop[18];
+    propose(f, 0, prop);
+    holder_skip(f);
+    tick_at(f, at);
+    grant(f, f->grantor, id, HOLDER, prop, d, m, NULL);
+    step(f);
+    assert_int_equal(count_events(f, DLS_HOLDER_GRANTED), 1);
+    return f;
+}
+
+/* ---- pure parts: the bound, the schedule, the messages -------------------------- */
+
+/* holder.md "Stop acting at the bound": (a) duration after the later of the
+ * observed grant and the last ok renewal (its pre-append reading), (b) max
+ * after the observed grant. */
+static void test_bound_arithmetic(void **state)
+{
+    (void)state;
+    assert_true(dls_holder_bound_of(100, false, 0, 30, false, 0) == 130);
+    assert_true(dls_holder_bound_of(100, true, 120, 30, false, 0) == 150);
+    /* a renewal reading before the observation never moves the base back */
+    assert_true(dls_holder_bound_of(100, true, 90, 30, false, 0) == 130);
+    /* (b) caps (a) */
+    assert_true(dls_holder_bound_of(100, true, 190, 30, true, 100) == 200);
+    assert_true(dls_holder_bound_of(100, true, 150, 30, true, 100) == 180);
+    /* saturation */
+    assert_true(dls_holder_bound_of(UINT64_MAX - 5, false, 0, 30, false, 0) == UINT64_MAX);
+    assert_true(dls_holder_due_of(100, true, 120, 10) == 130);
+    assert_true(dls_holder_due_of(100, false, 0, 10) == 110);
+    char b[40];
+    dls_holder_fmt_ns(b, sizeof b, 3 * S);
+    assert_string_equal(b, "3 s");
+    dls_holder_fmt_ns(b, sizeof b, 1600 * MS);
+    assert_string_equal(b, "1600 ms");
+    dls_holder_fmt_ns(b, sizeof b, 0);
+    assert_string_equal(b, "0 ns");
+    dls_holder_fmt_ns(b, sizeof b, 10 * 60 * S);
+    assert_string_equal(b, "10 min");
+    dls_holder_fmt_ns(b, sizeof b, 1001);
+    assert_string_equal(b, "1001 ns");
+}
+
+/* holder.md "Renew at less than half the duration": default interval a
+ * third; a configured interval is used only where it keeps relation 2. */
+static void test_interval_for(void **state)
+{
+    (void)state;
+    dls_holder_settings s;
+    dls_holder_settings_default(&s);
+    assert_true(dls_holder_interval_for(&s, 3 * S) == S);
+    s.renew_interval_ns = 1200 * MS;
+    assert_true(dls_holder_interval_for(&s, 3 * S) == 1200 * MS);
+    s.tick_period_ns = 300 * MS; /* 1500 ms is not below half of 3 s */
+    assert_true(dls_holder_interval_for(&s, 3 * S) == S);
+    s.tick_period_ns = 299 * MS;
+    assert_true(dls_holder_interval_for(&s, 3 * S) == 1200 * MS);
+}
+
+/* holder.md "Sizing": each relation refuses with a message naming the
+ * numbers. */
+static void test_sizing_relations(void **state)
+{
+    (void)state;
+    dls_holder_settings s;
+    dls_holder_settings_default(&s);
+    char msg[DLS_HOLDER_TEXT_MAX];
+    assert_int_equal(dls_holder_sizing_check(&s, 3 * S, 0, false, msg, sizeof msg), 0);
+    assert_string_equal(msg, "");
+    /* relation 1: duration > 2 x interval */
+    s.renew_interval_ns = 1500 * MS;
+    assert_int_equal(dls_holder_sizing_check(&s, 3 * S, 0, false, msg, sizeof msg),
+                     DLS_ERR_SIZING);
+    assert_non_null(strstr(msg, "3 s"));
+    assert_non_null(strstr(msg, "1500 ms"));
+    assert_non_null(strstr(msg, "twice"));
+    /* relation 2: interval + tick period < duration / 2 */
+    s.renew_interval_ns = 1 * S;
+    s.tick_period_ns = 500 * MS;
+    assert_int_equal(dls_holder_sizing_check(&s, 3 * S, 0, false, msg, sizeof msg),
+                     DLS_ERR_SIZING);
+    assert_non_null(strstr(msg, "1 s"));
+    assert_non_null(strstr(msg, "500 ms"));
+    assert_non_null(strstr(msg, "1500 ms"));
+    assert_non_null(strstr(msg, "half the duration 3 s"));
+    s.tick_period_ns = 499 * MS;
+    assert_int_equal(dls_holder_sizing_check(&s, 3 * S, 0, false, msg, sizeof msg), 0);
+    /* the default interval: a third; relation 2 fails once tick >= d/6 */
+    s.renew_interval_ns = 0;
+    s.tick_period_ns = 500 * MS;
+    assert_int_equal(dls_holder_sizing_check(&s, 3 * S, 0, false, msg, sizeof msg),
+                     DLS_ERR_SIZING);
+    assert_non_null(strstr(msg, "default"));
+    /* exact boundary: interval + tick == d/2 is not below it */
+    s.renew_interval_ns = 1000;
+    s.tick_period_ns = 500;
+    assert_int_equal(dls_holder_sizing_check(&s, 3000, 0, false, NULL, 0), DLS_ERR_SIZING);
+    assert_int_equal(dls_holder_sizing_check(&s, 3001, 0, false, NULL, 0), 0);
+    /* retention window vs judge lag, on an evicting medium only */
+    dls_holder_settings_default(&s);
+    s.retention_ns = 2 * S;
+    s.judge_lag_ns = 2 * S;
+    assert_int_equal(dls_holder_sizing_check(&s, 0, 0, false, msg, sizeof msg), 0);
+    assert_int_equal(dls_holder_sizing_check(&s, 0, 0, true, msg, sizeof msg),
+                     DLS_ERR_SIZING);
+    assert_non_null(strstr(msg, "retention window 2 s"));
+    assert_non_null(strstr(msg, "lag 2 s"));
+    s.retention_ns = 2 * S + 1;
+    assert_int_equal(dls_holder_sizing_check(&s, 0, 0, true, msg, sizeof msg), 0);
+    assert_int_equal(dls_holder_sizing_check(NULL, 0, 0, true, msg, sizeof msg),
+                     DLS_ERR_INVAL);
+}
+
+/* holder.md "Sizing", tolerance: the worked example of docs/holder.md. */
+static void test_tolerance_worked_example(void **state)
+{
+    (void)state;
+    dls_holder_tolerance t = {
+        .declared = true,
+        .tolerance_ns = 250 * MS,
+        .grant_flight_ns = 50 * MS,
+        .renewal_flight_ns = 50 * MS,
+        .judge_tick_ns = 10 * MS,
+        .skew_ppm = 200,
+    };
+    /* d = 3 s, max = 10 min, holder ticks every 20 ms:
+     * 50 + 50 + 10 + 20 + 200 ppm x 600 s (120 ms) = 250 ms */
+    assert_true(dls_holder_tolerance_needed(&t, 20 * MS, 3 * S, 600 * S) == 250 * MS);
+    dls_holder_settings s;
+    dls_holder_settings_default(&s);
+    s.tick_period_ns = 20 * MS;
+    s.tolerance = t;
+    char msg[DLS_HOLDER_TEXT_MAX];
+    assert_int_equal(dls_holder_sizing_check(&s, 3 * S, 600 * S, false, msg, sizeof msg), 0);
+    /* a longer max needs more than the judge's 250 ms */
+    assert_int_equal(dls_holder_sizing_check(&s, 3 * S, 1200 * S, false, msg, sizeof msg),
+                     DLS_ERR_SIZING);
+    assert_non_null(strstr(msg, "250 ms"));
+    assert_non_null(strstr(msg, "370 ms"));
+    assert_non_null(strstr(msg, "200 ppm of 20 min"));
+    /* rounding up and saturation */
+    t.grant_flight_ns = t.renewal_flight_ns = t.judge_tick_ns = 0;
+    t.skew_ppm = 1;
+    assert_true(dls_holder_tolerance_needed(&t, 0, 1, 0) == 1);
+    t.skew_ppm = UINT32_MAX;
+    assert_true(dls_holder_tolerance_needed(&t, 0, DLS_NS_MAX, 0) == UINT64_MAX);
+    t.grant_flight_ns = UINT64_MAX;
+    t.skew_ppm = 0;
+    assert_true(dls_holder_tolerance_needed(&t, 5, 1, 0) == UINT64_MAX);
+}
+
+/* ---- the tick adapter ------------------------------------------------------------ */
+
+/* vocabulary.md "Tick": {"dao.lease/event":"tick","dao.lease/reading":{unit:n}}. */
+static void test_tick_fact(void **state)
+{
+    (void)state;
+    uint8_t buf[64];
+    size_t n;
+    assert_int_equal(dls_tick_fact(120450 * MS + 999, DLS_UNIT_MS, buf, sizeof buf, &n), 0);
+    dls_fact f;
+    assert_int_equal(dls_fact_decode(buf, n, &f, NULL), 0);
+    assert_int_equal(f.kind, DLS_FACT_TICK);
+    assert_int_equal(f.reading.unit, DLS_UNIT_MS);
+    assert_true(f.reading.magnitude == 120450);
+    assert_true(f.reading.ns == 120450 * MS);
+    static const uint8_t expect[] = {
+        0x82, 0xaf, 'd', 'a', 'o', '.', 'l', 'e', 'a', 's', 'e', '/', 'e', 'v', 'e', 'n', 't',
+        0xa4, 't', 'i', 'c', 'k', 0xb1, 'd', 'a', 'o', '.', 'l', 'e', 'a', 's', 'e', '/', 'r',
+        'e', 'a', 'd', 'i', 'n', 'g', 0x81, 0xa2, 'm', 's', 0xce, 0x00, 0x01, 0xd6, 0x82};
+    assert_int_equal(n, sizeof expect);
+    assert_memory_equal(buf, expect, sizeof expect);
+    assert_int_equal(dls_tick_fact(0, DLS_UNIT_NS, buf, sizeof buf, &n), 0);
+    assert_int_equal(dls_tick_fact(DLS_NS_MAX + 1, DLS_UNIT_NS, buf, sizeof buf, &n),
+                     DLS_ERR_INVAL);
+    assert_int_equal(dls_tick_fact(5, (dls_unit)42, buf, sizeof buf, &n), DLS_ERR_INVAL);
+}
+
+/* Decision (tick.h): basis "boot-<boot id as the kernel prints it>/CLOCK_MONOTONIC". */
+static void test_tick_basis(void **state)
+{
+    (void)state;
+    char b[DLS_TICK_BASIS_MAX];
+    assert_int_equal(dls_tick_basis_format(b, sizeof b, "5b1e07c4\n", 9, "CLOCK_MONOTONIC"), 0);
+    assert_string_equal(b, "boot-5b1e07c4/CLOCK_MONOTONIC"); /* the vectors' basis */
+    const char *id = "5B1E07C4-8F0A-4D6E-9C55-0D1E2F3A4B5C\n";
+    assert_int_equal(dls_tick_basis_format(b, sizeof b, id, strlen(id), "CLOCK_MONOTONIC"), 0);
+    assert_string_equal(b, "boot-5b1e07c4-8f0a-4d6e-9c55-0d1e2f3a4b5c/CLOCK_MONOTONIC");
+    assert_int_equal(dls_tick_basis_format(b, sizeof b, "zz", 2, "C"), DLS_ERR_CONFIG);
+    assert_int_equal(dls_tick_basis_format(b, sizeof b, "\n", 1, "C"), DLS_ERR_CONFIG);
+    assert_int_equal(dls_tick_basis_format(b, 10, id, strlen(id), "C"), DLS_ERR_TOOBIG);
+    if (access("/proc/sys/kernel/random/boot_id", R_OK) == 0) {
+        dls_where w;
+        assert_int_equal(dls_tick_host_basis(b, sizeof b, &w), 0);
+        assert_int_equal(strncmp(b, "boot-", 5), 0);
+        assert_non_null(strstr(b, "/CLOCK_MONOTONIC"));
+        assert_int_equal(strlen(b), 5 + 36 + 16);
+    }
+}
+
+/* The host source appends non-decreasing readings (rule 7) on its basis; the
+ * manual source refuses an older reading; signed ticks verify. */
+static void test_tick_adapter(void **state)
+{
+    (void)state;
+    dls_medium_settings ms;
+    dls_medium_settings_default(&ms);
+    dls_medium *m;
+    assert_int_equal(dls_ring_new(&m, &ms), 0);
+    dls_tick *t;
+    dls_tick_settings ts;
+    dls_tick_settings_default(&ts);
+    if (access("/proc/sys/kernel/random/boot_id", R_OK) != 0)
+        ts.basis = "boot-test/CLOCK_MONOTONIC";
+    assert_int_equal(dls_tick_new(&t, m, &ts, NULL), 0);
+    assert_int_equal(strncmp(dls_tick_basis(t), "boot-", 5), 0);
+    uint64_t r1 = 0, r2 = 0;
+    assert_false(dls_tick_last(t, &r1));
+    assert_int_equal(dls_tick_now(t, &r1), 0);
+    assert_int_equal(dls_tick_now(t, &r2), 0);
+    assert_true(r2 >= r1);
+    assert_int_equal(dls_tick_append(t, 5), DLS_ERR_STATE);
+    dls_cursor *c;
+    assert_int_equal(dls_cursor_new(&c, m, 0), 0);
+    dls_record rec;
+    dls_rule7 r7 = {0};
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(dls_cursor_next(c, &rec, NULL), DLS_NEXT_OK);
+        dls_fact f;
+        assert_int_equal(dls_fact_decode(rec.p, rec.n, &f, NULL), 0);
+        assert_int_equal(f.kind, DLS_FACT_TICK);
+        assert_int_equal(dls_rule7_observe(&r7, &f), 0);
+        assert_true(f.reading.ns == (i == 0 ? r1 : r2));
+    }
+    dls_cursor_del(c);
+    dls_tick_del(t);
+
+    /* manual, signed, in ms */
+    dls_secret *sec = make_secret("clock-1", "clock seed");
+    ts.source = DLS_TICK_MANUAL;
+    ts.unit = DLS_UNIT_MS;
+    ts.signer = sec;
+    ts.basis = NULL;
+    assert_int_equal(dls_tick_new(&t, m, &ts, NULL), 0);
+    assert_string_equal(dls_tick_basis(t), "manual");
+    assert_int_equal(dls_tick_now(t, NULL), DLS_ERR_STATE);
+    assert_int_equal(dls_tick_append(t, 7 * MS + 5), 0);
+    uint64_t last = 0;
+    assert_true(dls_tick_last(t, &last));
+    assert_true(last == 7 * MS);
+    assert_int_equal(dls_tick_append(t, 7 * MS), 0);   /* equal: valid */
+    assert_int_equal(dls_tick_append(t, 6 * MS), DLS_ERR_INVAL); /* older: refused */
+    assert_int_equal(dls_tick_append(t, DLS_NS_MAX + 1), DLS_ERR_INVAL);
+    dls_keyring *kr;
+    assert_int_equal(dls_keyring_new(&kr), 0);
+    assert_int_equal(dls_keyring_add(kr, (const uint8_t *)"clock-1", 7, DLS_KEY_ED25519,
+                                     dls_secret_public(sec)),
+                     0);
+    dls_resolver *r;
+    assert_int_equal(dls_resolver_new_signed(&r, dls_medium_id(m), kr), 0);
+    assert_int_equal(dls_cursor_new(&c, m, 2), 0);
+    assert_int_equal(dls_cursor_next(c, &rec, NULL), DLS_NEXT_OK);
+    dls_attribution a;
+    dls_resolver_attribute(r, rec.p, rec.n, &a);
+    assert_true(a.attributed);
+    dls_fact f;
+    assert_int_equal(dls_fact_decode(a.fact.p, a.fact.n, &f, NULL), 0);
+    assert_int_equal(f.reading.unit, DLS_UNIT_MS);
+    assert_true(f.reading.magnitude == 7);
+    dls_cursor_del(c);
+    dls_resolver_del(r);
+    dls_keyring_del(kr);
+    dls_tick_del(t);
+    dls_secret_del(sec);
+    dls_tick_settings_default(&ts);
+    ts.basis = "";
+    assert_int_equal(dls_tick_new(&t, m, &ts, NULL), DLS_ERR_INVAL);
+    assert_int_equal(dls_tick_new(&t, NULL, NULL, NULL), DLS_ERR_INVAL);
+    dls_medium_del(m);
+}
+
+/* ---- assembly ----------------------------------------------------------------------- */
+
+/* attribution.md "Resolvers": assembly is refused without a resolver, with
+ * a resolver bound to another medium; holder.md "Sizing" at assembly. */
+static void test_assembly_refusals(void **state)
+{
+    (void)state;
+    fx *f = fx_parts();
+    dls_holder *h = NULL;
+    char msg[DLS_HOLDER_TEXT_MAX];
+    dls_holder_parts p = fx_holder_parts(f);
+    p.journal_resolver = NULL;
+    assert_int_equal(dls_holder_new(&h, &p, NULL, NULL, NULL, msg, sizeof msg),
+                     DLS_ERR_NORESOLVER);
+    assert_non_null(strstr(msg, "journal"));
+    p = fx_holder_parts(f);
+    p.journal_resolver = f->tres; /* bound to the tick medium */
+    assert_int_equal(dls_holder_new(&h, &p, NULL, NULL, NULL, msg, sizeof msg),
+                     DLS_ERR_RESOLVER_MEDIUM);
+    p = fx_holder_parts(f);
+    p.tick_resolver = f->jres;
+    assert_int_equal(dls_holder_new(&h, &p, NULL, NULL, NULL, msg, sizeof msg),
+                     DLS_ERR_RESOLVER_MEDIUM);
+    p = fx_holder_parts(f);
+    p.tick_resolver = NULL;
+    assert_int_equal(dls_holder_new(&h, &p, NULL, NULL, NULL, msg, sizeof msg),
+                     DLS_ERR_NORESOLVER);
+    p = fx_holder_parts(f);
+    p.secret = f->other; /* agent-9's secret for agent-3 */
+    assert_int_equal(dls_holder_new(&h, &p, NULL, NULL, NULL, msg, sizeof msg),
+                     DLS_ERR_INVAL);
+    p = fx_holder_parts(f);
+    p.name = "bad name";
+    assert_int_equal(dls_holder_new(&h, &p, NULL, NULL, NULL, msg, sizeof msg),
+                     DLS_ERR_INVAL);
+    p = fx_holder_parts(f);
+    p.medium = NULL;
+    assert_int_equal(dls_holder_new(&h, &p, NULL, NULL, NULL, msg, sizeof msg),
+                     DLS_ERR_INVAL);
+    assert_null(h);
+    /* sizing at assembly: the declared tolerance cannot cover the budget */
+    p = fx_holder_parts(f);
+    dls_holder_settings s;
+    dls_holder_settings_default(&s);
+    s.tick_period_ns = 100 * MS;
+    s.tolerance.declared = true;
+    s.tolerance.tolerance_ns = 200 * MS;
+    s.tolerance.grant_flight_ns = 150 * MS;
+    assert_int_equal(dls_holder_new(&h, &p, &s, NULL, NULL, msg, sizeof msg),
+                     DLS_ERR_SIZING);
+    assert_non_null(strstr(msg, "200 ms"));
+    assert_non_null(strstr(msg, "250 ms"));
+    /* retention: only for an evicting medium (a ring) */
+    dls_holder_settings_default(&s);
+    s.retention_ns = 1 * S;
+    s.judge_lag_ns = 3 * S;
+    assert_int_equal(dls_holder_new(&h, &p, &s, NULL, NULL, msg, sizeof msg), 0);
+    dls_holder_del(h);
+    h = NULL;
+    dls_medium *ring;
+    dls_medium_settings ms;
+    dls_medium_settings_default(&ms);
+    assert_int_equal(dls_ring_new(&ring, &ms), 0);
+    p.medium = ring;
+    assert_int_equal(dls_holder_new(&h, &p, &s, NULL, NULL, msg, sizeof msg),
+                     DLS_ERR_SIZING);
+    assert_non_null(strstr(msg, "retention window 1 s"));
+    assert_non_null(strstr(msg, "3 s"));
+    s.max_leases = 0;
+    assert_int_equal(dls_holder_new(&h, &p, &s, NULL, NULL, msg, sizeof msg), DLS_ERR_INVAL);
+    dls_medium_del(ring);
+    fx_del(f);
+}
+
+/* ---- duties ------------------------------------------------------------------------- */
+
+/* holder.md "Observe the grant before acting"; judge.md "Before the first
+ * tick ... drains nothing": no tick, no observation. */
+static void test_no_act_before_grant(void **state)
+{
+    (void)state;
+    fx *f = fx_new();
+    uint8_t prop[18];
+    uint64_t ph = propose(f, 3 * S, prop);
+    dls_fact w;
+    assert_true(holder_wrote(f, &w));
+    assert_int_equal(w.kind, DLS_FACT_PROPOSAL);
+    assert_true(w.seq == 1);
+    assert_int_equal(w.proposal.n, 18);
+    assert_memory_equal(w.proposal.p, prop, 18);
+    assert_int_equal(w.subject.n, sizeof SUBJECT);
+    assert_memory_equal(w.subject.p, SUBJECT, sizeof SUBJECT);
+    assert_true(w.duration.ns == 3 * S);
+    assert_false(w.keys & DLS_K_MODE);
+    /* a grant is on the journal, but no tick was ever seen: nothing */
+    grant(f, f->grantor, 1, HOLDER, prop, 3 * S, 0, NULL);
+    step(f);
+    assert_false(f->res.has_now);
+    assert_int_equal(f->res.n_events, 0);
+    assert_int_equal(f->res.journal_records, 0);
+    assert_false(dls_holder_may_act(f->h, 1));
+    tick_at(f, 10 * S);
+    assert_false(dls_holder_may_act(f->h, 1)); /* ticks alone observe nothing */
+    step(f);
+    const dls_holder_event *e = find_event(f, DLS_HOLDER_GRANTED);
+    assert_non_null(e);
+    assert_true(e->lease == 1 && e->proposal == ph && e->reading == 10 * S);
+    assert_true(dls_holder_may_act(f->h, 1));
+    assert_false(dls_holder_may_act(f->h, 2));
+    uint64_t rem = 0;
+    assert_int_equal(dls_holder_remaining(f->h, 1, &rem), 0);
+    assert_true(rem == 3 * S);
+    tick_at(f, 11 * S);
+    assert_int_equal(dls_holder_remaining(f->h, 1, &rem), 0);
+    assert_true(rem == 2 * S);
+    assert_int_equal(dls_holder_remaining(f->h, 7, &rem), DLS_ERR_NO_LEASE);
+    dls_holder_lease li;
+    assert_int_equal(dls_holder_lease_info(f->h, 1, &li), 0);
+    assert_true(li.observed == 10 * S && li.interval_ns == S && li.state == DLS_HOLDER_HELD);
+    assert_int_equal(li.subject.n, sizeof SUBJECT);
+    assert_true(f->res.has_next && f->res.next_reading == 11 * S);
+    fx_del(f);
+}
+
+/* attribution.md "Replay": a grant counts only when it answers one of the
+ * holder's own outstanding proposals (holder name and proposal bytes). */
+static void test_accepts_only_own_proposals(void **state)
+{
+    (void)state;
+    fx *f = fx_new();
+    uint8_t prop[18], strange[18];
+    propose(f, 0, prop);
+    memcpy(strange, prop, 18);
+    strange[17] ^= 1;
+    tick_at(f, 1 * S);
+    grant(f, f->grantor, 1, HOLDER, strange, 3 * S, 0, NULL);  /* not our proposal */
+    grant(f, f->grantor, 2, "agent-9", prop, 3 * S, 0, NULL);  /* names another holder */
+    step(f);
+    assert_int_equal(count_events(f, DLS_HOLDER_GRANTED), 0);
+    assert_false(dls_holder_may_act(f->h, 1));
+    assert_false(dls_holder_may_act(f->h, 2));
+    /* only the grant naming it was verified (and established nothing) */
+    assert_true(f->res.verified == 1 && f->res.ignored == 1 && f->res.forged == 0);
+    grant(f, f->grantor, 3, HOLDER, prop, 3 * S, 0, NULL);
+    step(f);
+    assert_int_equal(count_events(f, DLS_HOLDER_GRANTED), 1);
+    assert_true(dls_holder_may_act(f->h, 3));
+    /* the proposal is answered: a second answer to it is a replay */
+    assert_int_equal(dls_holder_proposal_id(f->h, 1, strange + 2), DLS_ERR_NOTFOUND);
+    grant(f, f->grantor, 4, HOLDER, prop, 3 * S, 0, NULL);
+    step(f);
+    assert_int_equal(count_events(f, DLS_HOLDER_GRANTED), 0);
+    assert_false(dls_holder_may_act(f->h, 4));
+    /* vocabulary.md rule 6: `accepted` repeated for lease 3, even answering
+     * another outstanding proposal, is defective: the first one stands */
+    uint8_t p2[18];
+    propose(f, 0, p2);
+    grant(f, f->grantor, 3, HOLDER, p2, 9 * S, 0, NULL);
+    step(f);
+    assert_int_equal(count_events(f, DLS_HOLDER_GRANTED), 0);
+    dls_holder_lease li;
+    assert_int_equal(dls_holder_lease_info(f->h, 3, &li), 0);
+    assert_true(li.duration.ns == 3 * S && li.proposal == 1);
+    fx_del(f);
+}
+
+/* attribution.md "Replay": unsolicited, only above every lease id seen in a
+ * verified grant on the journal; a replayed old grant is ignored. */
+static void test_unsolicited_above_every_id(void **state)
+{
+    (void)state;
+    fx *f = fx_new();
+    tick_at(f, 1 * S);
+    grant(f, f->grantor, 5, HOLDER, NULL, 3 * S, 0, NULL);
+    uint8_t g5[DLS_FACT_MAX + 512];
+    size_t g5n = f->last_len;
+    memcpy(g5, f->last_rec, g5n);
+    step(f);
+    assert_int_equal(count_events(f, DLS_HOLDER_GRANTED), 1);
+    assert_true(find_event(f, DLS_HOLDER_GRANTED)->proposal == 0);
+    assert_true(dls_holder_max_seen(f->h) == 5);
+    /* the same grant copied back onto the journal: ignored */
+    journal_replay(f, g5, g5n);
+    step(f);
+    assert_int_equal(count_events(f, DLS_HOLDER_GRANTED), 0);
+    lapsed(f, f->grantor, 5, DLS_CAUSE_SILENCE);
+    step(f);
+    assert_int_equal(count_events(f, DLS_HOLDER_LAPSED), 1);
+    assert_false(dls_holder_may_act(f->h, 5));
+    /* replayed again after it lapsed: still ignored (5 is not above 5) */
+    journal_replay(f, g5, g5n);
+    grant(f, f->grantor, 4, HOLDER, NULL, 3 * S, 0, NULL);
+    step(f);
+    assert_int_equal(count_events(f, DLS_HOLDER_GRANTED), 0);
+    assert_true(f->res.ignored == 2);
+    assert_false(dls_holder_may_act(f->h, 5));
+    assert_false(dls_holder_may_act(f->h, 4));
+    grant(f, f->grantor, 6, HOLDER, NULL, 3 * S, 0, NULL);
+    step(f);
+    assert_int_equal(count_events(f, DLS_HOLDER_GRANTED), 1);
+    assert_true(dls_holder_may_act(f->h, 6));
+    fx_del(f);
+
+    /* accept_unsolicited off; lease_floor */
+    f = fx_parts();
+    f->s.accept_unsolicited = false;
+    fx_start(f);
+    tick_at(f, 1 * S);
+    grant(f, f->grantor, 5, HOLDER, NULL, 3 * S, 0, NULL);
+    step(f);
+    assert_int_equal(count_events(f, DLS_HOLDER_GRANTED), 0);
+    fx_del(f);
+    f = fx_parts();
+    f->s.lease_floor = 10;
+    fx_start(f);
+    tick_at(f, 1 * S);
+    grant(f, f->grantor, 10, HOLDER, NULL, 3 * S, 0, NULL);
+    grant(f, f->grantor, 11, HOLDER, NULL, 3 * S, 0, NULL);
+    step(f);
+    assert_int_equal(count_events(f, DLS_HOLDER_GRANTED), 1);
+    assert_true(dls_holder_may_act(f->h, 11));
+    fx_del(f);
+}
+
+/* attribution.md "Gate 1": a forged grant (another key under the grantor's
+ * name, or a bare fact) is ignored and raises nothing. */
+static void test_forged_grants_ignored(void **state)
+{
+    (void)state;
+    fx *f = fx_new();
+    uint8_t prop[18];
+    propose(f, 0, prop);
+    tick_at(f, 1 * S);
+    grant(f, f->forger, 1, HOLDER, prop, 3 * S, 0, NULL);          /* wrong key */
+    grant(f, NULL, 2, HOLDER, prop, 3 * S, 0, NULL);               /* bare fact */
+    grant(f, f->forger, 1000000, HOLDER, NULL, 3 * S, 0, NULL);    /* huge id */
+    grant(f, f->other, 3, HOLDER, prop, 3 * S, 0, NULL);           /* another author */
+    step(f);
+    assert_int_equal(count_events(f, DLS_HOLDER_GRANTED), 0);
+    assert_true(f->res.forged == 2);   /* only claimed-grantor envelopes were verified */
+    assert_true(f->res.verified == 0);
+    assert_true(dls_holder_max_seen(f->h) == 0); /* a forged huge id raises nothing */
+    for (uint64_t id = 1; id <= 3; id++)
+        assert_false(dls_holder_may_act(f->h, id));
+    assert_false(dls_holder_may_act(f->h, 1000000));
+    /* the proposal is still outstanding; a genuine unsolicited 7 still counts */
+    grant(f, f->grantor, 7, HOLDER, NULL, 3 * S, 0, NULL);
+    grant(f, f->grantor, 8, HOLDER, prop, 3 * S, 0, NULL);
+    step(f);
+    assert_int_equal(count_events(f, DLS_HOLDER_GRANTED), 2);
+    assert_true(dls_holder_may_act(f->h, 7));
+    assert_true(dls_holder_may_act(f->h, 8));
+    /* a forged lapsed changes nothing */
+    lapsed(f, f->forger, 7, DLS_CAUSE_POLICY);
+    step(f);
+    assert_int_equal(count_events(f, DLS_HOLDER_LAPSED), 0);
+    assert_true(f->res.forged == 1);
+    assert_true(dls_holder_may_act(f->h, 7));
+    fx_del(f);
+}
+
+/* A grant answering the holder's proposal but registering another medium:
+ * its renewals could never count (attribution.md "Gate 2"), so it is not
+ * held (Decision, docs/holder.md). */
+static void test_misregistered_grant(void **state)
+{
+    (void)state;
+    fx *f = fx_new();
+    uint8_t prop[18];
+    uint64_t ph = propose(f, 0, prop);
+    tick_at(f, 1 * S);
+    uint8_t elsewhere[16];
+    memset(elsewhere, 0x77, sizeof elsewhere);
+    grant(f, f->grantor, 1, HOLDER, prop, 3 * S, 0, elsewhere);
+    step(f);
+    const dls_holder_event *e = find_event(f, DLS_HOLDER_MISREGISTERED);
+    assert_non_null(e);
+    assert_true(e->lease == 1 && e->proposal == ph);
+    assert_int_equal(count_events(f, DLS_HOLDER_GRANTED), 0);
+    assert_false(dls_holder_may_act(f->h, 1));
+    assert_int_equal(dls_holder_lease_info(f->h, 1, &(dls_holder_lease){0}), DLS_ERR_NO_LEASE);
+    fx_del(f);
+}
+
+/* holder.md "A refusal answering its proposal ends that proposal". */
+static void test_refusal_ends_proposal(void **state)
+{
+    (void)state;
+    fx *f = fx_new();
+    uint8_t p1[18], p2[18];
+    uint64_t h1 = propose(f, 0, p1);
+    uint64_t h2 = propose(f, 0, p2);
+    tick_at(f, 1 * S);
+    refusal(f, f->grantor, p1, "agent-9", "unavailable");   /* another holder's */
+    refusal(f, f->forger, p1, HOLDER, "forged");            /* forged */
+    refusal(f, f->grantor, p1, HOLDER, "unavailable");
+    step(f);
+    assert_int_equal(count_events(f, DLS_HOLDER_REFUSED), 1);
+    const dls_holder_event *e = find_event(f, DLS_HOLDER_REFUSED);
+    assert_true(e->proposal == h1);
+    assert_string_equal(e->text, "unavailable");
+    assert_int_equal(e->text_len, 11);
+    assert_true(f->res.forged == 1);
+    /* ended: a later grant answering it is ignored; the other proposal stands */
+    grant(f, f->grantor, 1, HOLDER, p1, 3 * S, 0, NULL);
+    refusal(f, f->grantor, p1, HOLDER, "again");
+    grant(f, f->grantor, 2, HOLDER, p2, 3 * S, 0, NULL);
+    step(f);
+    assert_int_equal(count_events(f, DLS_HOLDER_REFUSED), 0);
+    assert_int_equal(count_events(f, DLS_HOLDER_GRANTED), 1);
+    assert_true(find_event(f, DLS_HOLDER_GRANTED)->proposal == h2);
+    assert_false(dls_holder_may_act(f->h, 1));
+    assert_true(dls_holder_may_act(f->h, 2));
+    /* a refusal without a reason */
+    uint8_t p3[18];
+    propose(f, 0, p3);
+    refusal(f, f->grantor, p3, HOLDER, NULL);
+    step(f);
+    e = find_event(f, DLS_HOLDER_REFUSED);
+    assert_non_null(e);
+    assert_int_equal(e->text_len, 0);
+    fx_del(f);
+}
+
+/* holder.md "Renew at less than half the duration, measured on its own
+ * ticks ... Each renewal carries the next seq". */
+static void test_renews_at_interval(void **state)
+{
+    (void)state;
+    fx *f = fx_granted(1, 10 * S, 3 * S, 0); /* interval 1 s */
+    holder_skip(f);
+    uint64_t seq = 0;
+    uint64_t renewals_at[8];
+    size_t nr = 0;
+    for (uint64_t t = 10 * S + 100 * MS; t <= 16 * S; t += 100 * MS) {
+        tick_at(f, t);
+        step(f);
+        assert_true(dls_holder_may_act(f->h, 1));
+        if (count_events(f, DLS_HOLDER_RENEWED)) {
+            const dls_holder_event *e = find_event(f, DLS_HOLDER_RENEWED);
+            assert_true(e->seq == seq + 1);
+            assert_true(e->reading == t);
+            seq = e->seq;
+            renewals_at[nr++] = t;
+            dls_fact w;
+            assert_true(holder_wrote(f, &w));
+            assert_int_equal(w.kind, DLS_FACT_RENEWAL);
+            assert_true(w.lease == 1 && w.seq == seq);
+        }
+        assert_false(holder_wrote(f, &(dls_fact){0}));
+        /* the next reading asked for is the next renewal */
+        assert_true(f->res.has_next);
+        dls_holder_lease li;
+        assert_int_equal(dls_holder_lease_info(f->h, 1, &li), 0);
+        assert_true(f->res.next_reading == (li.renewed ? li.last_renewal : li.observed) + S);
+    }
+    assert_int_equal(nr, 6);
+    for (size_t i = 0; i < nr; i++)
+        assert_true(renewals_at[i] == 11 * S + i * S);
+    fx_del(f);
+}
+
+/* holder.md "A renewal is an append that answered ok; any other outcome
+ * advances nothing" and "Stop acting at the bound". */
+static void test_failed_renewals_stop_at_bound(void **state)
+{
+    (void)state;
+    fx *f = fx_granted(1, 10 * S, 3 * S, 0);
+    tick_at(f, 11 * S);
+    step(f);
+    assert_int_equal(count_events(f, DLS_HOLDER_RENEWED), 1); /* bound now 14 s */
+    f->hmi->fail = DLS_ERR_IO;
+    size_t failures = 0;
+    uint64_t last_seq = 1;
+    for (uint64_t t = 11 * S + 100 * MS; t < 14 * S; t += 100 * MS) {
+        tick_at(f, t);
+        step(f);
+        const dls_holder_event *e = find_event(f, DLS_HOLDER_RENEWAL_FAILED);
+        if (e) {
+            failures++;
+            assert_int_equal(e->error, DLS_ERR_IO);
+            assert_true(e->seq == last_seq + 1); /* every attempt a fresh seq */
+            last_seq = e->seq;
+        }
+        assert_int_equal(count_events(f, DLS_HOLDER_BOUND), 0);
+        assert_true(dls_holder_may_act(f->h, 1));
+    }
+    assert_true(failures >= 19); /* retried at every newer reading from 12 s */
+    tick_at(f, 14 * S - 1);
+    assert_true(dls_holder_may_act(f->h, 1));
+    tick_at(f, 14 * S); /* the bound itself: false from the bound on */
+    assert_false(dls_holder_may_act(f->h, 1));
+    uint64_t rem = 9;
+    assert_int_equal(dls_holder_remaining(f->h, 1, &rem), 0);
+    assert_true(rem == 0);
+    f->hmi->fail = 0; /* the medium heals: too late, the lease is lost */
+    step(f);
+    assert_int_equal(count_events(f, DLS_HOLDER_BOUND), 1);
+    assert_int_equal(count_events(f, DLS_HOLDER_RENEWED), 0);
+    assert_false(f->res.has_next);
+    for (uint64_t t = 14 * S; t < 20 * S; t += 500 * MS) {
+        tick_at(f, t);
+        step(f);
+        assert_int_equal(count_events(f, DLS_HOLDER_RENEWED), 0);
+        assert_false(dls_holder_may_act(f->h, 1));
+    }
+    dls_holder_lease li;
+    assert_int_equal(dls_holder_lease_info(f->h, 1, &li), 0);
+    assert_int_equal(li.state, DLS_HOLDER_AT_BOUND);
+    assert_int_equal(dls_holder_forget(f->h, 1), 0);
+    assert_int_equal(dls_holder_forget(f->h, 1), DLS_ERR_NO_LEASE);
+    fx_del(f);
+
+    /* a sealed medium: appends are refused (DLS_ERR_SEALED) */
+    f = fx_granted(1, 10 * S, 3 * S, 0);
+    assert_int_equal(dls_medium_seal(f->hm, NULL), 0);
+    for (uint64_t t = 10 * S; t <= 13 * S; t += 250 * MS) {
+        tick_at(f, t);
+        step(f);
+        const dls_holder_event *e = find_event(f, DLS_HOLDER_RENEWAL_FAILED);
+        if (e)
+            assert_int_equal(e->error, DLS_ERR_SEALED);
+        assert_true(dls_holder_may_act(f->h, 1) == (t < 13 * S));
+    }
+    assert_int_equal(count_events(f, DLS_HOLDER_BOUND), 1);
+    fx_del(f);
+}
+
+typedef struct latency {
+    fx *f;
+    uint64_t advance;
+} latency;
+
+static void slow_append(void *ctx)
+{
+    latency *l = ctx;
+    tick_at(l->f, l->f->now + l->advance);
+}
+
+/* holder.md: the bound is timed by the reading taken BEFORE the renewal's
+ * append — the append's own latency must not stretch the window. */
+static void test_bound_from_reading_before_append(void **state)
+{
+    (void)state;
+    fx *f = fx_granted(1, 10 * S, 3 * S, 0);
+    latency lat = {f, 700 * MS};
+    f->hmi->during = slow_append;
+    f->hmi->during_ctx = &lat;
+    tick_at(f, 11 * S);
+    step(f); /* reads 11 s, appends; the append answers ok at 11.7 s */
+    assert_int_equal(count_events(f, DLS_HOLDER_RENEWED), 1);
+    assert_true(f->now == 11 * S + 700 * MS);
+    f->hmi->during = NULL;
+    dls_holder_lease li;
+    assert_int_equal(dls_holder_lease_info(f->h, 1, &li), 0);
+    assert_true(li.renewed && li.last_renewal == 11 * S);
+    assert_true(li.bound == 14 * S);
+    f->hmi->fail = DLS_ERR_IO; /* no later renewal counts */
+    tick_at(f, 14 * S - 1);
+    step(f);
+    assert_true(dls_holder_may_act(f->h, 1));
+    tick_at(f, 14 * S); /* not 14.7 s */
+    assert_false(dls_holder_may_act(f->h, 1));
+    step(f);
+    assert_int_equal(count_events(f, DLS_HOLDER_BOUND), 1);
+    fx_del(f);
+}
+
+/* holder.md (b): max after the reading at which it observed the grant,
+ * whatever the renewals. */
+static void test_max_bound(void **state)
+{
+    (void)state;
+    fx *f = fx_granted(1, 10 * S, 3 * S, 5 * S);
+    size_t renewed = 0;
+    for (uint64_t t = 10 * S; t < 15 * S; t += 100 * MS) {
+        tick_at(f, t);
+        step(f);
+        renewed += count_events(f, DLS_HOLDER_RENEWED);
+        assert_true(dls_holder_may_act(f->h, 1));
+    }
+    assert_true(renewed == 4);
+    dls_holder_lease li;
+    assert_int_equal(dls_holder_lease_info(f->h, 1, &li), 0);
+    assert_true(li.bound == 15 * S && li.has_max && li.max.ns == 5 * S);
+    uint64_t rem;
+    assert_int_equal(dls_holder_remaining(f->h, 1, &rem), 0);
+    assert_true(rem == 15 * S - f->now);
+    assert_true(f->res.next_reading == 15 * S); /* the bound is the next thing due */
+    tick_at(f, 15 * S);
+    assert_false(dls_holder_may_act(f->h, 1));
+    step(f);
+    assert_int_equal(count_events(f, DLS_HOLDER_BOUND), 1);
+    assert_int_equal(count_events(f, DLS_HOLDER_RENEWED), 0);
+    fx_del(f);
+}
+
+/* holder.md "Release when done (optionally with commit)"; "Learn of a
+ * reclaim by observing it". */
+static void test_release_and_lapsed(void **state)
+{
+    (void)state;
+    fx *f = fx_granted(1, 10 * S, 3 * S, 0);
+    holder_skip(f);
+    assert_int_equal(dls_holder_release(f->h, 1, true), 0);
+    assert_false(dls_holder_may_act(f->h, 1));
+    dls_fact w;
+    assert_true(holder_wrote(f, &w));
+    assert_int_equal(w.kind, DLS_FACT_RELEASE);
+    assert_true(w.lease == 1 && w.commit && (w.keys & DLS_K_COMMIT));
+    assert_int_equal(dls_holder_release(f->h, 1, true), 0); /* no-op */
+    assert_false(holder_wrote(f, &w));
+    assert_int_equal(dls_holder_release(f->h, 2, false), DLS_ERR_NO_LEASE);
+    /* no renewals after release */
+    tick_at(f, 12 * S);
+    step(f);
+    assert_int_equal(count_events(f, DLS_HOLDER_RENEWED), 0);
+    assert_false(f->res.has_next);
+    lapsed(f, f->grantor, 1, DLS_CAUSE_RELEASE);
+    step(f);
+    const dls_holder_event *e = find_event(f, DLS_HOLDER_LAPSED);
+    assert_non_null(e);
+    assert_int_equal(e->cause, DLS_CAUSE_RELEASE);
+    assert_int_equal(dls_holder_release(f->h, 1, true), DLS_ERR_NO_LEASE); /* forgotten */
+    fx_del(f);
+
+    /* a failed release: may_act is false at once; step retries it */
+    f = fx_granted(1, 10 * S, 3 * S, 0);
+    holder_skip(f);
+    f->hmi->fail = DLS_ERR_IO;
+    assert_int_equal(dls_holder_release(f->h, 1, false), DLS_ERR_IO);
+    assert_false(dls_holder_may_act(f->h, 1));
+    tick_at(f, 10 * S + MS);
+    step(f);
+    assert_int_equal(count_events(f, DLS_HOLDER_RELEASE_FAILED), 1);
+    assert_true(f->res.has_next && f->res.next_reading == 10 * S + MS + 1);
+    f->hmi->fail = 0;
+    tick_at(f, 10 * S + 2 * MS);
+    step(f);
+    assert_int_equal(count_events(f, DLS_HOLDER_RELEASED), 1);
+    assert_true(holder_wrote(f, &w));
+    assert_int_equal(w.kind, DLS_FACT_RELEASE);
+    assert_false(w.keys & DLS_K_COMMIT);
+    fx_del(f);
+
+    /* learning of a reclaim: lapsed (silence) on the journal ends acting */
+    f = fx_granted(1, 10 * S, 3 * S, 0);
+    tick_at(f, 10 * S + 500 * MS);
+    lapsed(f, f->grantor, 2, DLS_CAUSE_SILENCE); /* not its lease: not verified */
+    step(f);
+    assert_true(f->res.verified == 0 && f->res.forged == 0);
+    lapsed(f, f->grantor, 1, DLS_CAUSE_POLICY);
+    step(f);
+    e = find_event(f, DLS_HOLDER_LAPSED);
+    assert_non_null(e);
+    assert_true(e->lease == 1);
+    assert_int_equal(e->cause, DLS_CAUSE_POLICY);
+    assert_false(dls_holder_may_act(f->h, 1));
+    fx_del(f);
+}
+
+/* vocabulary.md "seq": a holder restarting on an existing medium reads its
+ * own last proposal seq there first; a forged record cannot raise it. */
+static void test_restart_reads_last_seq(void **state)
+{
+    (void)state;
+    fx *f = fx_new();
+    for (int i = 0; i < 3; i++)
+        propose(f, 0, NULL);
+    assert_true(dls_holder_proposal_seq(f->h) == 3);
+    /* a failed append still consumes a seq */
+    f->hmi->fail = DLS_ERR_IO;
+    assert_int_equal(dls_holder_propose(f->h, SUBJECT, sizeof SUBJECT, NULL,
+                                        DLS_MODE_SHARED, NULL),
+                     DLS_ERR_IO);
+    f->hmi->fail = 0;
+    assert_true(dls_holder_proposal_seq(f->h) == 4);
+    /* forgeries on the holder's medium: another key, a bare fact */
+    dls_fact p;
+    uint8_t pid[18] = {0xc4, 16};
+    dls_fact_proposal(&p, (dls_bytes){pid, 18}, (dls_bytes){SUBJECT, sizeof SUBJECT},
+                      DLS_NS_MAX);
+    uint8_t fb[256], env[512];
+    size_t fl, el;
+    assert_int_equal(dls_fact_encode(&p, fb, sizeof fb, &fl), 0);
+    dls_secret *fake = make_secret(HOLDER, "fake agent seed");
+    assert_int_equal(dls_envelope_seal(fake, dls_medium_id(f->hm), fb, fl, env, sizeof env, &el), 0);
+    uint64_t pos;
+    assert_int_equal(dls_medium_append(f->hm, env, el, &pos, NULL), 0);
+    assert_int_equal(dls_medium_append(f->hm, fb, fl, &pos, NULL), 0);
+    dls_secret_del(fake);
+    dls_holder_del(f->h);
+    f->h = NULL;
+    fx_start(f);
+    assert_true(dls_holder_proposal_seq(f->h) == 3); /* the failed 4th never landed */
+    uint64_t ph;
+    assert_int_equal(dls_holder_propose(f->h, SUBJECT, sizeof SUBJECT, NULL,
+                                        DLS_MODE_SHARED, &ph),
+                     0);
+    dls_fact w, last = {0};
+    while (holder_wrote(f, &w))
+        last = w;
+    assert_int_equal(last.kind, DLS_FACT_PROPOSAL);
+    assert_true(last.seq == 4);
+    assert_true((last.keys & DLS_K_MODE) && last.mode == DLS_MODE_SHARED);
+    fx_del(f);
+}
+
+/* holder.md "Sizing": an ask failing a relation is refused before anything is
+ * appended; a grant failing one is accepted with a warning (Decision). */
+static void test_sizing_at_propose_and_grant(void **state)
+{
+    (void)state;
+    fx *f = fx_parts();
+    f->s.tick_period_ns = 600 * MS;
+    fx_start(f);
+    dls_duration ask = dls_duration_from_ns(3 * S);
+    assert_int_equal(dls_holder_propose(f->h, SUBJECT, sizeof SUBJECT, &ask,
+                                        DLS_MODE_EXCLUSIVE, NULL),
+                     DLS_ERR_SIZING);
+    const char *m = dls_holder_message(f->h);
+    assert_non_null(strstr(m, "1 s"));
+    assert_non_null(strstr(m, "600 ms"));
+    assert_non_null(strstr(m, "1600 ms"));
+    assert_non_null(strstr(m, "3 s"));
+    assert_false(holder_wrote(f, &(dls_fact){0}));
+    assert_true(dls_holder_proposal_seq(f->h) == 0);
+    /* bad subjects */
+    const uint8_t two[] = {0x01, 0x02};
+    assert_int_equal(dls_holder_propose(f->h, two, 2, NULL, DLS_MODE_EXCLUSIVE, NULL),
+                     DLS_ERR_INVAL);
+    uint8_t deep[8];
+    memset(deep, 0x91, 7);
+    deep[7] = 0x90; /* 8 nested arrays: the fact would be 9 levels deep */
+    assert_int_equal(dls_holder_propose(f->h, deep, 8, NULL, DLS_MODE_EXCLUSIVE, NULL),
+                     DLS_ERR_INVAL);
+    assert_int_equal(dls_holder_propose(f->h, deep + 1, 7, NULL, DLS_MODE_EXCLUSIVE, NULL), 0);
+    uint8_t prop[18];
+    propose(f, 0, prop);
+    tick_at(f, 1 * S);
+    grant(f, f->grantor, 1, HOLDER, prop, 3 * S, 0, NULL);
+    step(f);
+    assert_int_equal(count_events(f, DLS_HOLDER_GRANTED), 1);
+    const dls_holder_event *e = find_event(f, DLS_HOLDER_SIZING);
+    assert_non_null(e);
+    assert_true(e->lease == 1);
+    assert_non_null(strstr(e->text, "600 ms"));
+    assert_int_equal(f->warnings, 1);
+    assert_string_equal(f->last_warning, e->text);
+    assert_true(dls_holder_may_act(f->h, 1)); /* the bound still protects */
+    fx_del(f);
+
+    /* a configured interval too long for the granted duration: a third is used */
+    f = fx_parts();
+    f->s.renew_interval_ns = 2 * S;
+    fx_start(f);
+    propose(f, 0, prop);
+    tick_at(f, 1 * S);
+    grant(f, f->grantor, 1, HOLDER, prop, 3 * S, 0, NULL);
+    step(f);
+    assert_int_equal(count_events(f, DLS_HOLDER_SIZING), 1);
+    dls_holder_lease li;
+    assert_int_equal(dls_holder_lease_info(f->h, 1, &li), 0);
+    assert_true(li.interval_ns == S);
+    fx_del(f);
+}
+
+/* attribution.md "Replay": "decodes journal records first and verifies only
+ * those that concern it". Records about other holders cost no verification. */
+static void test_verifies_only_what_concerns_it(void **state)
+{
+    (void)state;
+    fx *f = fx_new();
+    tick_at(f, 1 * S);
+    uint8_t other_prop[18] = {0xc4, 16, 1, 2, 3};
+    for (uint64_t id = 1; id <= 50; id++) {
+        grant(f, id % 2 ? f->grantor : f->forger, id, "agent-9", other_prop, 3 * S, 0, NULL);
+        lapsed(f, id % 2 ? f->grantor : f->forger, id, DLS_CAUSE_SILENCE);
+        refusal(f, f->forger, other_prop, "agent-9", "x");
+    }
+    step(f);
+    assert_true(f->res.journal_records == 150);
+    assert_true(f->res.verified == 0 && f->res.forged == 0);
+    assert_int_equal(f->res.n_events, 0);
+    /* grants to other holders are not verified: the floor stays where the
+     * holder's own verified grants put it */
+    assert_true(dls_holder_max_seen(f->h) == 0);
+    fx_del(f);
+}
+
+/* The journal budget bounds a step; `more` asks for another. */
+static void test_journal_budget(void **state)
+{
+    (void)state;
+    fx *f = fx_parts();
+    f->s.journal_budget = 10;
+    fx_start(f);
+    tick_at(f, 1 * S);
+    for (uint64_t id = 1; id <= 25; id++)
+        grant(f, f->grantor, id, "agent-9", NULL, 3 * S, 0, NULL);
+    grant(f, f->grantor, 26, HOLDER, NULL, 3 * S, 0, NULL);
+    step(f);
+    assert_true(f->res.more && f->res.journal_records == 10);
+    step(f);
+    assert_true(f->res.more && f->res.journal_records == 10);
+    step(f);
+    assert_false(f->res.more);
+    assert_true(f->res.journal_records == 6);
+    assert_int_equal(count_events(f, DLS_HOLDER_GRANTED), 1);
+    fx_del(f);
+}
+
+/* A tick stream that ends leaves the holder unable to measure: every lease
+ * reaches its bound at once. Ticks from another party are ignored. */
+static void test_ticks_ended_and_foreign_ticks(void **state)
+{
+    (void)state;
+    fx *f = fx_granted(1, 10 * S, 3 * S, 0);
+    /* a forged tick: signed envelope by someone else; and an older reading */
+    uint8_t tb[64], env[256];
+    size_t tl, el;
+    assert_int_equal(dls_tick_fact(100 * S, DLS_UNIT_NS, tb, sizeof tb, &tl), 0);
+    assert_int_equal(dls_envelope_seal(f->forger, dls_medium_id(f->tm), tb, tl, env, sizeof env, &el), 0);
+    uint64_t pos;
+    assert_int_equal(dls_medium_append(f->tm, env, el, &pos, NULL), 0);
+    assert_int_equal(dls_tick_fact(1 * S, DLS_UNIT_NS, tb, sizeof tb, &tl), 0);
+    assert_int_equal(dls_medium_append(f->tm, tb, tl, &pos, NULL), 0); /* older */
+    step(f);
+    assert_true(f->res.ticks_ignored == 2 && f->res.now == 10 * S);
+    assert_true(dls_holder_may_act(f->h, 1));
+    assert_int_equal(dls_medium_seal(f->tm, NULL), 0);
+    assert_false(dls_holder_may_act(f->h, 1));
+    assert_int_equal(dls_holder_step(f->h, &f->res), DLS_ERR_TICKS_ENDED);
+    assert_int_equal(count_events(f, DLS_HOLDER_BOUND), 1);
+    fx_del(f);
+}
+
+/* ---- property: may_act is never true from the bound on ----------------------------- */
+
+typedef struct model_lease {
+    uint64_t id;
+    bool live;        /* granted to us and not ended by the test */
+    bool granted;     /* the holder reported GRANTED */
+    uint64_t observed;
+    bool renewed;
+    uint64_t last_ok;
+    uint64_t duration, max;
+    bool bound_passed;
+    bool released;
+} model_lease;
+
+#define MODEL_MAX 64
+
+/* The model's own bound (holder.md), written independently of the holder's
+ * arithmetic: min(max(observed, last ok renewal) + d, observed + max). */
+static uint64_t model_bound(const model_lease *l)
+{
+    uint64_t base = l->observed;
+    if (l->renewed && l->last_ok > base)
+        base = l->last_ok;
+    uint64_t a = base + l->duration; /* readings stay far below 2^63 here */
+    if (l->max != 0 && l->observed + l->max < a)
+        a = l->observed + l->max;
+    return a;
+}
+
+/* What the property runs exercised (printed, so a run that tests nothing shows). */
+static struct {
+    uint64_t granted, renewed, bounds, may_true, may_false_after_bound, forged_seen;
+} prop_stats;
+
+/* Random interleavings of ticks, genuine/forged/replayed journal records,
+ * failing and slow appends, steps, releases and may_act queries. The model
+ * computes each lease's bound from what the test itself did (the reading
+ * before each step that reported an ok renewal) and checks that may_act is
+ * never true at or after it, nor for a lease never genuinely granted. */
+static void run_property(uint64_t seed, int steps)
+{
+    rng_state = seed;
+    fx *f = fx_new();
+    model_lease ml[MODEL_MAX];
+    size_t nm = 0;
+    uint64_t next_id = 1;
+    uint8_t props[8][18];
+    size_t nprops = 0;
+    uint8_t saved[16][DLS_FACT_MAX + 512];
+    size_t saved_len[16];
+    size_t nsaved = 0;
+    latency lat = {f, 0};
+    tick_at(f, rng_below(5 * S));
+    for (int i = 0; i < steps; i++) {
+        uint64_t dice = rng_below(100);
+        if (dice < 30) {
+            tick_at(f, f->now + rng_below(800 * MS));
+        } else if (dice < 38 && nprops < 8 && nm + nprops < MODEL_MAX - 4) {
+            uint64_t ph = 0;
+            int rc = dls_holder_propose(f->h, SUBJECT, sizeof SUBJECT, NULL,
+                                        DLS_MODE_EXCLUSIVE, &ph);
+            if (f->hmi->fail) {
+                assert_int_equal(rc, f->hmi->fail); /* nothing outstanding */
+            } else {
+                assert_int_equal(rc, 0);
+                prop_enc(f, ph, props[nprops]);
+                nprops++;
+            }
+        } else if (dice < 46 && nprops > 0) {
+            /* genuine answer to an outstanding proposal */
+            size_t k = rng_below(nprops);
+            uint64_t d = (1 + rng_below(30)) * 100 * MS;
+            uint64_t mx = rng_below(2) ? d * (1 + rng_below(4)) : 0;
+            grant(f, f->grantor, next_id, HOLDER, props[k], d, mx, NULL);
+            ml[nm++] = (model_lease){.id = next_id, .live = true, .duration = d, .max = mx};
+            next_id++;
+            memmove(props[k], props[k + 1], (nprops - k - 1) * 18);
+            nprops--;
+        } else if (dice < 50 && nm < MODEL_MAX - 4) {
+            /* genuine unsolicited */
+            uint64_t d = (1 + rng_below(30)) * 100 * MS;
+            grant(f, f->grantor, next_id, HOLDER, NULL, d, 0, NULL);
+            ml[nm++] = (model_lease){.id = next_id, .live = true, .duration = d};
+            next_id++;
+        } else if (dice < 56) {
+            /* forged: another key, a bare fact, or another holder's grant */
+            uint64_t kind = rng_below(3);
+            uint8_t *pp = nprops ? props[rng_below(nprops)] : NULL;
+            if (kind == 0)
+                grant(f, f->forger, next_id + 1000, HOLDER, pp, 10 * S, 0, NULL);
+            else if (kind == 1)
+                grant(f, NULL, next_id + 1000, HOLDER, pp, 10 * S, 0, NULL);
+            else {
+                grant(f, f->grantor, next_id++, "agent-9", NULL, 10 * S, 0, NULL);
+            }
+            if (nsaved < 16) {
+                memcpy(saved[nsaved], f->last_rec, f->last_len);
+                saved_len[nsaved++] = f->last_len;
+            }
+        } else if (dice < 60 && nm > 0) {
+            /* a genuine lapsed for one of ours */
+            model_lease *l = &ml[rng_below(nm)];
+            lapsed(f, f->grantor, l->id, DLS_CAUSE_SILENCE);
+            l->live = false;
+        } else if (dice < 63 && nm > 0) {
+            lapsed(f, f->forger, ml[rng_below(nm)].id, DLS_CAUSE_POLICY);
+        } else if (dice < 67) {
+            /* replay an old journal record (genuine grants included) */
+            if (nm > 0 && rng_below(2)) {
+                model_lease *l = &ml[rng_below(nm)];
+                grant(f, f->grantor, l->id, HOLDER, NULL, l->duration, 0, NULL);
+            } else if (nsaved > 0) {
+                size_t k = rng_below(nsaved);
+                journal_replay(f, saved[k], saved_len[k]);
+            }
+        } else if (dice < 72) {
+            f->hmi->fail = rng_below(2) ? DLS_ERR_IO : 0;
+        } else if (dice < 75) {
+            lat.advance = rng_below(3) ? 0 : rng_below(400 * MS);
+            f->hmi->during = lat.advance ? slow_append : NULL;
+            f->hmi->during_ctx = &lat;
+        } else if (dice < 77 && nm > 0) {
+            model_lease *l = &ml[rng_below(nm)];
+            if (l->granted && !l->released) {
+                int rc = dls_holder_release(f->h, l->id, rng_below(2));
+                assert_true(rc == 0 || rc == DLS_ERR_IO || rc == DLS_ERR_NO_LEASE);
+                l->released = true;
+            }
+        } else if (dice < 90) {
+            uint64_t before = f->now; /* the reading before any append of the step */
+            int rc = dls_holder_step(f->h, &f->res);
+            assert_int_equal(rc, 0);
+            for (size_t e = 0; e < f->res.n_events; e++) {
+                const dls_holder_event *ev = &f->res.events[e];
+                model_lease *l = NULL;
+                for (size_t k = 0; k < nm; k++)
+                    if (ml[k].id == ev->lease)
+                        l = &ml[k];
+                if (ev->kind == DLS_HOLDER_GRANTED) {
+                    /* only genuine grants to this holder, once each */
+                    assert_non_null(l);
+                    assert_false(l->granted);
+                    l->granted = true;
+                    prop_stats.granted++;
+                    l->observed = before;
+                    assert_true(ev->reading == before);
+                } else if (ev->kind == DLS_HOLDER_RENEWED) {
+                    assert_non_null(l);
+                    assert_true(l->granted && !l->bound_passed && !l->released);
+                    /* renewed strictly before the bound it had */
+                    uint64_t prev = model_bound(l);
+                    assert_true(before < prev);
+                    l->renewed = true;
+                    l->last_ok = before;
+                    prop_stats.renewed++;
+                } else if (ev->kind == DLS_HOLDER_BOUND) {
+                    assert_non_null(l);
+                    l->bound_passed = true;
+                    prop_stats.bounds++;
+                }
+            }
+            prop_stats.forged_seen += f->res.forged;
+        } else {
+            /* ask may_act of every lease the model knows, and of strangers */
+            for (size_t k = 0; k < nm; k++) {
+                model_lease *l = &ml[k];
+                bool may = dls_holder_may_act(f->h, l->id);
+                uint64_t now = f->now;
+                if (!l->granted) {
+                    assert_false(may);
+                    continue;
+                }
+                uint64_t bound = model_bound(l);
+                if (now >= bound)
+                    l->bound_passed = true;
+                if (may) {
+                    assert_false(l->bound_passed);
+                    assert_false(l->released);
+                    assert_true(now < bound);
+                }
+                if (l->bound_passed || l->released)
+                    assert_false(may);
+                prop_stats.may_true += may;
+                prop_stats.may_false_after_bound += !may && l->bound_passed;
+            }
+            assert_false(dls_holder_may_act(f->h, next_id + 1000));
+            assert_false(dls_holder_may_act(f->h, 0));
+        }
+    }
+    f->hmi->during = NULL;
+    fx_del(f);
+}
+
+static void test_property_may_act_never_after_bound(void **state)
+{
+    (void)state;
+    uint64_t seed = test_seed();
+    printf("test_property_may_act_never_after_bound: seed %llu (DLS_SEED=%llu replays)\n",
+           (unsigned long long)seed, (unsigned long long)seed);
+    fflush(stdout);
+    rng_state = seed;
+    uint64_t seeds[40];
+    for (size_t i = 0; i < 40; i++)
+        seeds[i] = rng_next();
+    for (size_t i = 0; i < 40; i++)
+        run_property(seeds[i], 1500);
+    printf("  granted %llu, renewed %llu, bounds %llu, may_act true %llu, false after "
+           "bound %llu, forged %llu\n",
+           (unsigned long long)prop_stats.granted, (unsigned long long)prop_stats.renewed,
+           (unsigned long long)prop_stats.bounds, (unsigned long long)prop_stats.may_true,
+           (unsigned long long)prop_stats.may_false_after_bound,
+           (unsigned long long)prop_stats.forged_seen);
+    assert_true(prop_stats.granted > 100 && prop_stats.renewed > 100 &&
+                prop_stats.bounds > 10 && prop_stats.may_true > 100 &&
+                prop_stats.may_false_after_bound > 100 && prop_stats.forged_seen > 100);
+}
+
+/* ---- judge + holder on real media -------------------------------------------------- */
+#ifndef HOLDER_JUDGE_TESTS
+#define HOLDER_JUDGE_TESTS 1
+#endif
+#if HOLDER_JUDGE_TESTS
+
+typedef struct owner {
+    int reclaims;
+    bool last_commit;
+    dls_cause last_cause;
+    uint64_t last_lease;
+} owner;
+
+static int owner_reclaim(void *ud, dls_bytes subject, uint64_t lease, dls_cause cause,
+                         bool commit)
+{
+    (void)subject;
+    owner *o = ud;
+    o->reclaims++;
+    o->last_commit = commit;
+    o->last_cause = cause;
+    o->last_lease = lease;
+    return DLS_RECLAIM_DONE;
+}
+
+typedef struct duo {
+    char dir[64];
+    char path[96];
+    dls_secret *grantor, *agent;
+    dls_keyring *kr;
+    dls_medium *journal, *tm, *hm;
+    dls_resolver *jres, *tres, *hres;
+    dls_cursor *jcur, *tcur;
+    dls_tick *tick;
+    dls_judge *j;
+    dls_holder *h;
+    owner o;
+    uint64_t now;
+} duo;
+
+static void duo_new(duo *d, bool secret_agent)
+{
+    memset(d, 0, sizeof *d);
+    snprintf(d->dir, sizeof d->dir, "/tmp/dls-holder-XXXXXX");
+    assert_non_null(mkdtemp(d->dir));
+    snprintf(d->path, sizeof d->path, "%s/journal.dls", d->dir);
+    d->grantor = make_secret(GRANTOR, "grantor seed");
+    d->agent = make_secret(HOLDER, "agent seed");
+    assert_int_equal(dls_keyring_new(&d->kr), 0);
+    assert_int_equal(dls_keyring_add(d->kr, (const uint8_t *)GRANTOR, strlen(GRANTOR),
+                                     DLS_KEY_ED25519, dls_secret_public(d->grantor)),
+                     0);
+    assert_int_equal(dls_keyring_add(d->kr, (const uint8_t *)HOLDER, strlen(HOLDER),
+                                     DLS_KEY_ED25519, dls_secret_public(d->agent)),
+                     0);
+    dls_medium_settings ms;
+    dls_medium_settings_default(&ms);
+    assert_int_equal(dls_medium_create(&d->journal, DLS_MEDIUM_FILE, d->path, &ms, NULL), 0);
+    ms.ring_capacity = 100000;
+    assert_int_equal(dls_ring_new(&d->tm, &ms), 0);
+    assert_int_equal(dls_ring_new(&d->hm, &ms), 0);
+    assert_int_equal(dls_resolver_new_signed(&d->jres, dls_medium_id(d->journal), d->kr), 0);
+    assert_int_equal(dls_resolver_new_medium(&d->tres, dls_medium_id(d->tm), TICKER, NULL), 0);
+    if (secret_agent)
+        assert_int_equal(dls_resolver_new_signed(&d->hres, dls_medium_id(d->hm), d->kr), 0);
+    else
+        assert_int_equal(dls_resolver_new_medium(&d->hres, dls_medium_id(d->hm), HOLDER, NULL), 0);
+    dls_tick_settings ts;
+    dls_tick_settings_default(&ts);
+    ts.source = DLS_TICK_MANUAL;
+    ts.basis = "boot-5b1e07c4/CLOCK_MONOTONIC";
+    assert_int_equal(dls_tick_new(&d->tick, d->tm, &ts, NULL), 0);
+
+    dls_judge_tick_source src = {d->tm, d->tres, TICKER, dls_tick_basis(d->tick), 0};
+    dls_judge_medium jm = {d->hm, d->hres};
+    dls_judge_settings js;
+    dls_judge_settings_default(&js);
+    js.grantor = d->grantor;
+    js.journal = d->journal;
+    js.ticks = &src;
+    js.nticks = 1;
+    js.media = &jm;
+    js.nmedia = 1;
+    js.tolerance_ns = 250 * MS;
+    js.cadence_ns = 100 * MS;
+    js.default_duration = dls_duration_from_ns(3 * S);
+    dls_judge_callbacks jcb = {.reclaim = owner_reclaim};
+    dls_where w = {0};
+    int rc = dls_judge_new(&d->j, &js, &jcb, &d->o, &w);
+    if (rc != 0)
+        fail_msg("dls_judge_new: %s: %s", dls_strerror(rc), w.reason ? w.reason : "");
+
+    assert_int_equal(dls_cursor_new(&d->jcur, d->journal, 0), 0);
+    assert_int_equal(dls_cursor_new(&d->tcur, d->tm, 0), 0);
+    dls_holder_parts p = {
+        .name = HOLDER,
+        .secret = secret_agent ? d->agent : NULL,
+        .medium = d->hm,
+        .grantor = GRANTOR,
+        .journal = d->jcur,
+        .journal_resolver = d->jres,
+        .ticks = d->tcur,
+        .tick_resolver = d->tres,
+        .tick_party = TICKER,
+    };
+    dls_holder_settings hs;
+    dls_holder_settings_default(&hs);
+    hs.tick_period_ns = 50 * MS;
+    hs.tolerance.declared = true;
+    hs.tolerance.tolerance_ns = 250 * MS;
+    hs.tolerance.grant_flight_ns = 100 * MS; /* one judge cadence */
+    hs.tolerance.judge_tick_ns = 50 * MS;
+    hs.tolerance.skew_ppm = 0;
+    char msg[DLS_HOLDER_TEXT_MAX];
+    rc = dls_holder_new(&d->h, &p, &hs, NULL, NULL, msg, sizeof msg);
+    if (rc != 0)
+        fail_msg("dls_holder_new: %s: %s", dls_strerror(rc), msg);
+}
+
+static void duo_del(duo *d)
+{
+    dls_holder_del(d->h);
+    dls_judge_del(d->j);
+    dls_tick_del(d->tick);
+    dls_cursor_del(d->jcur);
+    dls_cursor_del(d->tcur);
+    dls_resolver_del(d->jres);
+    dls_resolver_del(d->tres);
+    dls_resolver_del(d->hres);
+    dls_medium_del(d->journal);
+    dls_medium_del(d->tm);
+    dls_medium_del(d->hm);
+    dls_keyring_del(d->kr);
+    dls_secret_del(d->grantor);
+    dls_secret_del(d->agent);
+    char lock[128];
+    snprintf(lock, sizeof lock, "%s.lock", d->path);
+    unlink(lock);
+    unlink(d->path);
+    rmdir(d->dir);
+}
+
+/* Advances the shared tick stream by 50 ms, runs a judge pass every other
+ * tick (cadence 100 ms) and a holder step every tick. Returns the holder's
+ * result of that step. */
+static void duo_tick(duo *d, dls_holder_result *hr, dls_judge_pass_result *jr,
+                     bool *judged)
+{
+    d->now += 50 * MS;
+    assert_int_equal(dls_tick_append(d->tick, d->now), 0);
+    *judged = (d->now / (50 * MS)) % 2 == 0;
+    if (*judged) {
+        int rc = dls_judge_pass(d->j, jr);
+        assert_false(dls_err_is_fatal(rc));
+    }
+    assert_int_equal(dls_holder_step(d->h, hr), 0);
+}
+
+/* judge.md + holder.md together: propose → grant → renewals counted →
+ * release with commit → reclaim(commit) → the holder observes lapsed. */
+static void test_judge_and_holder_release(void **state)
+{
+    (void)state;
+    for (int variant = 0; variant < 2; variant++) {
+        duo d;
+        duo_new(&d, variant == 0);
+        uint64_t ph;
+        dls_duration ask = dls_duration_from_ns(2 * S);
+        assert_int_equal(dls_holder_propose(d.h, SUBJECT, sizeof SUBJECT, &ask,
+                                            DLS_MODE_EXCLUSIVE, &ph),
+                         0);
+        dls_holder_result hr;
+        dls_judge_pass_result jr;
+        bool judged;
+        uint64_t lease = 0;
+        for (int i = 0; i < 10 && !lease; i++) {
+            duo_tick(&d, &hr, &jr, &judged);
+            for (size_t e = 0; e < hr.n_events; e++)
+                if (hr.events[e].kind == DLS_HOLDER_GRANTED) {
+                    assert_true(hr.events[e].proposal == ph);
+                    lease = hr.events[e].lease;
+                }
+        }
+        assert_true(lease == 1);
+        dls_holder_lease li;
+        assert_int_equal(dls_holder_lease_info(d.h, lease, &li), 0);
+        assert_true(li.duration.ns == 2 * S);
+        /* 6 s of work: the holder renews, the judge keeps the lease */
+        int renewed = 0;
+        for (int i = 0; i < 120; i++) {
+            duo_tick(&d, &hr, &jr, &judged);
+            for (size_t e = 0; e < hr.n_events; e++) {
+                assert_true(hr.events[e].kind == DLS_HOLDER_RENEWED);
+                renewed++;
+            }
+            assert_true(dls_holder_may_act(d.h, lease));
+            if (judged)
+                assert_true(jr.lapsed[DLS_CAUSE_SILENCE] == 0);
+        }
+        assert_true(renewed >= 8);
+        assert_false(dls_err_is_fatal(dls_judge_pass(d.j, &jr))); /* drain the last one */
+        dls_judge_lease_info jl;
+        assert_int_equal(dls_judge_lease(d.j, lease, &jl), 0);
+        assert_true(jl.last_seq == (uint64_t)renewed);
+        assert_int_equal(dls_holder_release(d.h, lease, true), 0);
+        assert_false(dls_holder_may_act(d.h, lease));
+        bool saw_lapsed = false;
+        for (int i = 0; i < 10 && !saw_lapsed; i++) {
+            duo_tick(&d, &hr, &jr, &judged);
+            for (size_t e = 0; e < hr.n_events; e++)
+                if (hr.events[e].kind == DLS_HOLDER_LAPSED) {
+                    assert_int_equal(hr.events[e].cause, DLS_CAUSE_RELEASE);
+                    saw_lapsed = true;
+                }
+        }
+        assert_true(saw_lapsed);
+        assert_int_equal(d.o.reclaims, 1);
+        assert_true(d.o.last_commit);
+        assert_int_equal(d.o.last_cause, DLS_CAUSE_RELEASE);
+        duo_del(&d);
+    }
+}
+
+/* holder.md "Stop acting at the bound" against the judge's reclaim: a holder
+ * whose renewals stop landing stops acting before the judge reclaims (the
+ * tolerance covers the grant's flight and the tick periods). */
+static void test_judge_and_holder_silence(void **state)
+{
+    (void)state;
+    duo d;
+    duo_new(&d, true);
+    uint64_t ph;
+    assert_int_equal(dls_holder_propose(d.h, SUBJECT, sizeof SUBJECT, NULL,
+                                        DLS_MODE_EXCLUSIVE, &ph),
+                     0);
+    dls_holder_result hr;
+    dls_judge_pass_result jr;
+    bool judged;
+    uint64_t lease = 0;
+    for (int i = 0; i < 10 && !lease; i++) {
+        duo_tick(&d, &hr, &jr, &judged);
+        for (size_t e = 0; e < hr.n_events; e++)
+            if (hr.events[e].kind == DLS_HOLDER_GRANTED)
+                lease = hr.events[e].lease;
+    }
+    assert_true(lease != 0);
+    for (int i = 0; i < 40; i++)
+        duo_tick(&d, &hr, &jr, &judged);
+    /* the holder's medium is sealed: renewals fail from here on */
+    assert_int_equal(dls_medium_seal(d.hm, NULL), 0);
+    uint64_t stopped_at = 0, reclaimed_at = 0;
+    bool saw_lapsed = false;
+    for (int i = 0; i < 200 && !saw_lapsed; i++) {
+        duo_tick(&d, &hr, &jr, &judged);
+        if (!stopped_at && !dls_holder_may_act(d.h, lease))
+            stopped_at = d.now;
+        if (judged && jr.lapsed[DLS_CAUSE_SILENCE] && !reclaimed_at)
+            reclaimed_at = d.now;
+        for (size_t e = 0; e < hr.n_events; e++)
+            if (hr.events[e].kind == DLS_HOLDER_LAPSED) {
+                assert_int_equal(hr.events[e].cause, DLS_CAUSE_SILENCE);
+                saw_lapsed = true;
+            }
+        if (reclaimed_at)
+            assert_true(stopped_at != 0 && stopped_at < reclaimed_at);
+    }
+    assert_true(saw_lapsed);
+    assert_true(stopped_at != 0 && reclaimed_at != 0 && stopped_at < reclaimed_at);
+    printf("  holder stopped acting at %llu ms, the judge reclaimed at %llu ms\n",
+           (unsigned long long)(stopped_at / MS), (unsigned long long)(reclaimed_at / MS));
+    assert_false(dls_holder_may_act(d.h, lease));
+    duo_del(&d);
+}
+
+#endif /* HOLDER_JUDGE_TESTS */
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_bound_arithmetic),
+        cmocka_unit_test(test_interval_for),
+        cmocka_unit_test(test_sizing_relations),
+        cmocka_unit_test(test_tolerance_worked_example),
+        cmocka_unit_test(test_tick_fact),
+        cmocka_unit_test(test_tick_basis),
+        cmocka_unit_test(test_tick_adapter),
+        cmocka_unit_test(test_assembly_refusals),
+        cmocka_unit_test(test_no_act_before_grant),
+        cmocka_unit_test(test_accepts_only_own_proposals),
+        cmocka_unit_test(test_unsolicited_above_every_id),
+        cmocka_unit_test(test_forged_grants_ignored),
+        cmocka_unit_test(test_misregistered_grant),
+        cmocka_unit_test(test_refusal_ends_proposal),
+        cmocka_unit_test(test_renews_at_interval),
+        cmocka_unit_test(test_failed_renewals_stop_at_bound),
+        cmocka_unit_test(test_bound_from_reading_before_append),
+        cmocka_unit_test(test_max_bound),
+        cmocka_unit_test(test_release_and_lapsed),
+        cmocka_unit_test(test_restart_reads_last_seq),
+        cmocka_unit_test(test_sizing_at_propose_and_grant),
+        cmocka_unit_test(test_verifies_only_what_concerns_it),
+        cmocka_unit_test(test_journal_budget),
+        cmocka_unit_test(test_ticks_ended_and_foreign_ticks),
+        cmocka_unit_test(test_property_may_act_never_after_bound),
+#if HOLDER_JUDGE_TESTS
+        cmocka_unit_test(test_judge_and_holder_release),
+        cmocka_unit_test(test_judge_and_holder_silence),
+#endif
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
