@@ -1,0 +1,29 @@
+/* daolease — the Redis medium when the library is built without hiredis:
+ * the API exists and refuses clearly. */
+#include "daolease/redis.h"
+
+static int unsupported(dls_medium **out, dls_where *w)
+{
+    if (out)
+        *out = NULL;
+    if (w)
+        w->reason = "built without Redis support (hiredis not found at build time)";
+    return DLS_ERR_CONFIG;
+}
+
+int dls_redis_create(dls_medium **out, const char *url, const dls_redis_settings *s,
+                     dls_where *w)
+{
+    (void)url;
+    (void)s;
+    return unsupported(out, w);
+}
+
+int dls_redis_open(dls_medium **out, const char *url, dls_open_mode mode,
+                   const dls_redis_settings *s, dls_where *w)
+{
+    (void)url;
+    (void)mode;
+    (void)s;
+    return unsupported(out, w);
+}
