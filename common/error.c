@@ -27,6 +27,7 @@ const char *dls_strerror(int code)
     case DLS_ERR_RULE6: return "defective fact (rule 6: repeated or contradicting)";
     case DLS_ERR_RULE7: return "defective fact (rule 7: reading older than one observed)";
     case DLS_ERR_JSON: return "invalid JSON input";
+    case DLS_ERR_MARK: return "malformed pass mark";
     case DLS_ERR_SEALED: return "the medium is sealed";
     case DLS_ERR_CORRUPT: return "the medium is corrupt";
     case DLS_ERR_HEADER: return "invalid stream header";
@@ -35,6 +36,7 @@ const char *dls_strerror(int code)
     case DLS_ERR_RECORD: return "record length out of range";
     case DLS_ERR_TRANSPORT: return "medium transport error";
     case DLS_ERR_MEDIUM_ID: return "medium id mismatch";
+    case DLS_ERR_REDIS_TYPE: return "a Redis key holds the wrong type for a medium";
     case DLS_ERR_KEYRING: return "malformed keyring or key file";
     case DLS_ERR_KEYKIND: return "wrong key kind";
     case DLS_ERR_NORESOLVER: return "a medium has no resolver";
@@ -52,10 +54,14 @@ const char *dls_strerror(int code)
     case DLS_ERR_UNKNOWN_LEASE: return "unknown lease";
     case DLS_ERR_JOURNAL_LOCKED: return "the journal is held by another judge";
     case DLS_ERR_JOURNAL: return "the journal cannot be replayed";
+    case DLS_ERR_NO_GRANTOR: return "no grantor name or Ed25519 signing key";
+    case DLS_ERR_JOURNAL_SYNC: return "the journal must be opened with sync data or group";
     case DLS_ERR_SIZING: return "sizing relation violated";
     case DLS_ERR_NO_LEASE: return "no such lease held";
     case DLS_ERR_UNAVAILABLE: return "unavailable";
     case DLS_ERR_HELD_BY_CALLER: return "the caller already holds this key";
+    case DLS_ERR_STALE_TOKEN: return "stale fencing token: a newer holder took over";
+    case DLS_ERR_FENCE: return "the allowance exceeds expires_at: no fence instant";
     case DLS_ERR_JOURNAL_WRITE: return "journal write or sync failed (fatal)";
     case DLS_ERR_FATAL: return "stopped by an earlier fatal error";
     default: return "unknown error";

@@ -50,6 +50,7 @@ typedef enum dls_error {
     DLS_ERR_RULE6 = -116,      /* rule 6: a repeated or contradicting accepted/rejected/released/lapsed */
     DLS_ERR_RULE7 = -117,      /* rule 7: a reading older than one already observed on the tick stream */
     DLS_ERR_JSON = -120,       /* JSON input cannot be parsed or mapped to msgpack */
+    DLS_ERR_MARK = -121,       /* a pass mark record is malformed (judge.md, Journal) */
 
     /* streams, -200 … -299 */
     DLS_ERR_SEALED = -200,     /* the medium is sealed: appends are refused */
@@ -60,6 +61,7 @@ typedef enum dls_error {
     DLS_ERR_RECORD = -205,     /* a record is empty or longer than 65536 bytes */
     DLS_ERR_TRANSPORT = -206,  /* a medium cannot be read or written (remote media) */
     DLS_ERR_MEDIUM_ID = -207,  /* a medium's id is not the expected one */
+    DLS_ERR_REDIS_TYPE = -250, /* a Redis key of a medium holds another type than its layout */
 
     /* attribution, -300 … -399 */
     DLS_ERR_KEYRING = -300,    /* a keyring or secret key file is malformed */
@@ -81,6 +83,8 @@ typedef enum dls_error {
     DLS_ERR_UNKNOWN_LEASE = -407,
     DLS_ERR_JOURNAL_LOCKED = -408, /* another judge holds the journal */
     DLS_ERR_JOURNAL = -409,    /* a journal cannot be replayed (forged, malformed) */
+    DLS_ERR_NO_GRANTOR = -410, /* no grantor name or Ed25519 signing key */
+    DLS_ERR_JOURNAL_SYNC = -411, /* a journal opened with sync `none` */
 
     /* holder, -500 … -599 */
     DLS_ERR_SIZING = -500,     /* a sizing relation of holder.md does not hold */
@@ -89,6 +93,8 @@ typedef enum dls_error {
     /* host (Lease atom), -600 … -699 */
     DLS_ERR_UNAVAILABLE = -600,/* take: the arrival term elapsed */
     DLS_ERR_HELD_BY_CALLER = -601, /* take of a key the caller already holds */
+    DLS_ERR_STALE_TOKEN = -602,/* fence guard: a token older than one admitted */
+    DLS_ERR_FENCE = -603,      /* fence: the allowance exceeds expires_at */
 
     /* fatal, -900 and below: the handle refuses everything but _del */
     DLS_ERR_FATAL_THRESHOLD = -900,
