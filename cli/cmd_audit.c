@@ -1,10 +1,698 @@
-/* daolease audit — placeholder until its component lands; refuses with exit 2. */
+/* daolease audit — audit replay of a judge's journal and media (judge.md
+ * "Audit replay", cli.md `audit`).
+ *
+ *   daolease audit --journal J --grantor NAME --keyring K
+ *                  --media M[=PARTY]... [--json] [--svg FILE]
+ *
+ * Exit: 0 clean, 1 failure found, 2 usage, 3 could not audit.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
 #include "cli/cli.h"
+#include "daolease/attrib.h"
+#include "daolease/audit.h"
+#include "daolease/stream.h"
+#include "json/json.h"
+
+#define EXIT_CANNOT 3
+#define SUB "audit"
+
+static void usage(FILE *to)
+{
+    fprintf(to,
+            "usage: daolease audit --journal J --grantor NAME --keyring K\n"
+            "                      --media M[=PARTY]... [--json] [--svg FILE]\n\n"
+            "Replays the journal J (authored by the grantor NAME, whose Ed25519 key is in\n"
+            "the keyring K) against the lease-fact media M, re-executes the judge's\n"
+            "classification, and prints every lease's timeline and verdict.\n\n"
+            "  --journal J        the grantor's journal (a stream file)\n"
+            "  --grantor NAME     the grantor's party name\n"
+            "  --keyring K        the keyring of the grantor and the holders\n"
+            "  --media M...       the lease-fact media, several after one flag; M=PARTY\n"
+            "                     names the party of a medium whose bare facts are\n"
+            "                     attributed by the medium itself\n"
+            "  --json             JSON Lines: one line a lease, then a summary line\n"
+            "  --svg FILE         also draw the timeline picture into FILE\n\n"
+            "exit status: 0 no failure found, 1 a failure found, 2 usage, 3 could not audit\n");
+}
+
+typedef struct opts {
+    const char *journal, *grantor, *keyring, *svg;
+    bool json;
+    char **media;       /* argv entries, PATH or PATH=PARTY */
+    size_t n_media;
+} opts;
+
+/* Value of "--name VALUE" or "--name=VALUE" at argv[*i]; NULL when argv[*i]
+ * is not that option; *bad set when the value is missing. */
+static const char *opt_value(int argc, char **argv, int *i, const char *name, bool *bad)
+{
+    size_t n = strlen(name);
+    const char *a = argv[*i];
+    if (strncmp(a, name, n))
+        return NULL;
+    if (a[n] == '=')
+        return a + n + 1;
+    if (a[n])
+        return NULL;
+    if (*i + 1 >= argc || !strncmp(argv[*i + 1], "--", 2)) {
+        *bad = true;
+        return NULL;
+    }
+    return argv[++*i];
+}
+
+static int parse_args(int argc, char **argv, opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->media = calloc((size_t)argc, sizeof *o->media);
+    if (!o->media)
+        return -1;
+    for (int i = 1; i < argc; i++) {
+        bool bad = false;
+        const char *v;
+        if ((v = opt_value(argc, argv, &i, "--journal", &bad)))
+            o->journal = v;
+        else if (!bad && (v = opt_value(argc, argv, &i, "--grantor", &bad)))
+            o->grantor = v;
+        else if (!bad && (v = opt_value(argc, argv, &i, "--keyring", &bad)))
+            o->keyring = v;
+        else if (!bad && (v = opt_value(argc, argv, &i, "--svg", &bad)))
+            o->svg = v;
+        else if (!bad && !strcmp(argv[i], "--json"))
+            o->json = true;
+        else if (!bad && !strncmp(argv[i], "--media", 7) &&
+                 (argv[i][7] == 0 || argv[i][7] == '=')) {
+            if (argv[i][7] == '=')
+                o->media[o->n_media++] = argv[i] + 8;
+            /* the media follow one flag as several arguments, until the next flag */
+            while (i + 1 < argc && strncmp(argv[i + 1], "--", 2))
+                o->media[o->n_media++] = argv[++i];
+        } else if (bad) {
+            dls_cli_error(SUB, "%s needs a value (see 'daolease audit --help')", argv[i]);
+            return -1;
+        } else {
+            dls_cli_error(SUB, "unknown argument '%s' (see 'daolease audit --help')", argv[i]);
+            return -1;
+        }
+    }
+    const char *missing = !o->journal ? "--journal" : !o->grantor ? "--grantor"
+                        : !o->keyring ? "--keyring" : NULL;
+    if (missing) {
+        dls_cli_error(SUB, "%s is required (see 'daolease audit --help')", missing);
+        return -1;
+    }
+    return 0;
+}
+
+/* "PATH=PARTY": a path that exists as given is a path; otherwise the text
+ * after the last '=' is the party. */
+static void split_media(char *arg, const char **path, const char **party)
+{
+    struct stat st;
+    char *eq = strrchr(arg, '=');
+    *path = arg;
+    *party = NULL;
+    if (!eq || stat(arg, &st) == 0)
+        return;
+    *eq = 0;
+    *party = eq + 1;
+}
+
+static void where_error(const char *file, const char *what, int rc, const dls_where *w)
+{
+    const char *reason = w->reason ? w->reason : dls_strerror(rc);
+    if (w->line)
+        dls_cli_error(SUB, "%s: line %" PRIu64 ": %s: %s", file, w->line, what, reason);
+    else if (rc == DLS_ERR_IO && w->sys_errno)
+        dls_cli_error(SUB, "%s: %s: %s (%s)", file, what, reason, strerror(w->sys_errno));
+    else if (w->offset)
+        dls_cli_error(SUB, "%s: byte %" PRIu64 ": %s: %s", file, w->offset, what, reason);
+    else
+        dls_cli_error(SUB, "%s: %s: %s", file, what, reason);
+}
+
+static void hex16(const uint8_t *id, char out[33])
+{
+    static const char d[] = "0123456789abcdef";
+    for (int i = 0; i < 16; i++) {
+        out[2 * i] = d[id[i] >> 4];
+        out[2 * i + 1] = d[id[i] & 15];
+    }
+    out[32] = 0;
+}
+
+/* ---- JSON output ------------------------------------------------------------ */
+
+static void j_cause(dls_jbuf *b, dls_cause c)
+{
+    if (c == DLS_CAUSE_NONE) {
+        dls_jbuf_puts(b, "null");
+        return;
+    }
+    const char *n = dls_cause_name(c);
+    dls_jbuf_string(b, (const uint8_t *)n, strlen(n));
+}
+
+static void j_pass(dls_jbuf *b, uint64_t pass)
+{
+    if (pass)
+        dls_jbuf_uint(b, pass);
+    else
+        dls_jbuf_puts(b, "null");
+}
+
+static void j_key(dls_jbuf *b, const char *k, bool first)
+{
+    if (!first)
+        dls_jbuf_puts(b, ", ");
+    dls_jbuf_string(b, (const uint8_t *)k, strlen(k));
+    dls_jbuf_puts(b, ": ");
+}
+
+static void j_str(dls_jbuf *b, const char *s)
+{
+    dls_jbuf_string(b, (const uint8_t *)s, strlen(s));
+}
+
+static void j_hex(dls_jbuf *b, const uint8_t *id)
+{
+    char hx[33];
+    hex16(id, hx);
+    j_str(b, hx);
+}
+
+static void j_u64_list(dls_jbuf *b, const uint64_t *v, size_t n)
+{
+    dls_jbuf_puts(b, "[");
+    for (size_t i = 0; i < n; i++) {
+        if (i)
+            dls_jbuf_puts(b, ", ");
+        dls_jbuf_uint(b, v[i]);
+    }
+    dls_jbuf_puts(b, "]");
+}
+
+static void j_counts(dls_jbuf *b, const dls_audit_count *c, size_t n)
+{
+    dls_jbuf_puts(b, "{");
+    for (size_t i = 0; i < n; i++) {
+        j_key(b, c[i].reason, i == 0);
+        dls_jbuf_uint(b, c[i].n);
+    }
+    dls_jbuf_puts(b, "}");
+}
+
+static void j_spans(dls_jbuf *b, const dls_audit_span *s, size_t n, bool with_to)
+{
+    dls_jbuf_puts(b, "[");
+    for (size_t i = 0; i < n; i++) {
+        dls_jbuf_puts(b, i ? ", [" : "[");
+        dls_jbuf_uint(b, s[i].pass);
+        dls_jbuf_puts(b, ", ");
+        j_hex(b, s[i].medium);
+        dls_jbuf_puts(b, ", ");
+        dls_jbuf_uint(b, s[i].from);
+        if (with_to) {
+            dls_jbuf_puts(b, ", ");
+            dls_jbuf_uint(b, s[i].to);
+        }
+        dls_jbuf_puts(b, "]");
+    }
+    dls_jbuf_puts(b, "]");
+}
+
+static void j_strings(dls_jbuf *b, const char *const *s, size_t n)
+{
+    dls_jbuf_puts(b, "[");
+    for (size_t i = 0; i < n; i++) {
+        if (i)
+            dls_jbuf_puts(b, ", ");
+        j_str(b, s[i]);
+    }
+    dls_jbuf_puts(b, "]");
+}
+
+static int print_json_lease(dls_jbuf *b, const dls_audit_lease *l)
+{
+    b->n = 0;
+    dls_jbuf_puts(b, "{\"lease\": ");
+    dls_jbuf_uint(b, l->lease);
+    dls_jbuf_puts(b, ", \"subject\": ");
+    if (dls_json_emit(b, l->subject.p, l->subject.n, NULL))
+        dls_jbuf_puts(b, "null");
+    dls_jbuf_puts(b, ", \"holder\": ");
+    dls_jbuf_string(b, l->holder.p, l->holder.n);
+    dls_jbuf_puts(b, ", \"granted_pass\": ");
+    j_pass(b, l->granted.pass);
+    dls_jbuf_puts(b, ", \"due_pass\": ");
+    j_pass(b, l->due.pass);
+    dls_jbuf_puts(b, ", \"lapsed_pass\": ");
+    j_pass(b, l->lapsed.pass);
+    dls_jbuf_puts(b, ", \"cause\": ");
+    j_cause(b, l->cause);
+    dls_jbuf_puts(b, ", \"late_renewals\": ");
+    dls_jbuf_uint(b, l->late_renewals);
+    dls_jbuf_puts(b, ", \"verdict\": ");
+    j_str(b, dls_audit_verdict_name(l->verdict));
+    dls_jbuf_puts(b, "}\n");
+    return fwrite(b->p, 1, b->n, stdout) == b->n ? 0 : -1;
+}
+
+static int print_json_summary(dls_jbuf *b, const dls_audit *a, const char *grantor,
+                              char **media_paths, int status)
+{
+    const dls_audit_summary *s = dls_audit_summary_of(a);
+    b->n = 0;
+    dls_jbuf_puts(b, "{\"summary\": true, \"failures\": {\"unjustified_lapse\": ");
+    dls_jbuf_uint(b, s->unjustified_lapse);
+    dls_jbuf_puts(b, ", \"due_mismatch\": ");
+    dls_jbuf_uint(b, s->due_mismatch);
+    dls_jbuf_puts(b, ", \"double_grant\": ");
+    dls_jbuf_uint(b, s->double_grant);
+    dls_jbuf_puts(b, ", \"journal\": ");
+    dls_jbuf_uint(b, s->journal);
+    dls_jbuf_puts(b, "}, \"reports\": {");
+    j_key(b, "grantor", true);
+    j_str(b, grantor);
+    j_key(b, "journal", false);
+    j_hex(b, s->journal_id);
+    j_key(b, "passes", false);
+    dls_jbuf_uint(b, s->passes);
+    j_key(b, "journal_records", false);
+    dls_jbuf_uint(b, s->journal_records);
+    j_key(b, "journal_forged", false);
+    dls_jbuf_uint(b, s->journal_forged);
+    j_key(b, "journal_malformed", false);
+    dls_jbuf_uint(b, s->journal_malformed);
+    j_key(b, "journal_defective", false);
+    dls_jbuf_uint(b, s->journal_defective);
+    j_key(b, "journal_ignored", false);
+    dls_jbuf_uint(b, s->journal_ignored);
+    j_key(b, "grants", false);
+    dls_jbuf_uint(b, s->grants);
+    j_key(b, "refusals", false);
+    dls_jbuf_uint(b, s->refusals);
+    j_key(b, "lapsed", false);
+    dls_jbuf_uint(b, s->lapsed);
+    j_key(b, "late_reclaims", false);
+    dls_jbuf_puts(b, "[");
+    for (size_t i = 0; i < s->n_late_reclaims; i++) {
+        dls_jbuf_puts(b, i ? ", [" : "[");
+        dls_jbuf_uint(b, s->late_reclaims[i].lease);
+        dls_jbuf_puts(b, ", ");
+        dls_jbuf_uint(b, s->late_reclaims[i].due_pass);
+        dls_jbuf_puts(b, ", ");
+        dls_jbuf_uint(b, s->late_reclaims[i].lapsed_pass);
+        dls_jbuf_puts(b, "]");
+    }
+    dls_jbuf_puts(b, "]");
+    j_key(b, "media_records", false);
+    dls_jbuf_uint(b, s->media_records);
+    j_key(b, "forged", false);
+    j_counts(b, s->forged, s->n_forged);
+    j_key(b, "defective", false);
+    j_counts(b, s->defective, s->n_defective);
+    j_key(b, "ignored", false);
+    j_counts(b, s->ignored, s->n_ignored);
+    j_key(b, "late_renewals", false);
+    dls_jbuf_puts(b, "{");
+    for (size_t i = 0; i < s->n_late_renewals; i++) {
+        if (i)
+            dls_jbuf_puts(b, ", ");
+        dls_jbuf_string(b, s->late_renewals[i].holder.p, s->late_renewals[i].holder.n);
+        dls_jbuf_puts(b, ": ");
+        dls_jbuf_uint(b, s->late_renewals[i].n);
+    }
+    dls_jbuf_puts(b, "}");
+    j_key(b, "cadence_overruns", false);
+    dls_jbuf_uint(b, s->cadence_overruns);
+    j_key(b, "cadence_overruns_unflagged", false);
+    j_u64_list(b, s->cadence_overruns_unflagged, s->n_cadence_overruns_unflagged);
+    j_key(b, "due_mismatches", false);
+    dls_jbuf_puts(b, "[");
+    for (size_t i = 0; i < s->n_due_mismatches; i++) {
+        const dls_audit_mismatch *m = &s->due_mismatches[i];
+        dls_jbuf_puts(b, i ? ", [" : "[");
+        dls_jbuf_uint(b, m->pass);
+        dls_jbuf_puts(b, ", ");
+        dls_jbuf_uint(b, m->lease);
+        dls_jbuf_puts(b, ", ");
+        j_cause(b, m->judge);
+        dls_jbuf_puts(b, ", ");
+        j_cause(b, m->audit);
+        dls_jbuf_puts(b, "]");
+    }
+    dls_jbuf_puts(b, "]");
+    j_key(b, "unverifiable", false);
+    j_u64_list(b, s->unverifiable_passes, s->n_unverifiable_passes);
+    j_key(b, "unverifiable_leases", false);
+    j_u64_list(b, s->unverifiable_leases, s->n_unverifiable_leases);
+    j_key(b, "gaps", false);
+    j_spans(b, s->gaps, s->n_gaps, true);
+    j_key(b, "restarts", false);
+    j_u64_list(b, s->restarts, s->n_restarts);
+    j_key(b, "basis_changes", false);
+    j_u64_list(b, s->basis_changes, s->n_basis_changes);
+    j_key(b, "transport_errors", false);
+    j_spans(b, s->transport_errors, s->n_transport_errors, false);
+    j_key(b, "missing_media", false);
+    dls_jbuf_puts(b, "[");
+    for (size_t i = 0; i < s->n_missing_media; i++) {
+        if (i)
+            dls_jbuf_puts(b, ", ");
+        j_hex(b, s->missing_media[i]);
+    }
+    dls_jbuf_puts(b, "]");
+    j_key(b, "unused_media", false);
+    dls_jbuf_puts(b, "[");
+    for (size_t i = 0; i < s->n_unused_media; i++) {
+        if (i)
+            dls_jbuf_puts(b, ", ");
+        j_str(b, media_paths[s->unused_media[i]]);
+    }
+    dls_jbuf_puts(b, "]");
+    j_key(b, "undrained_records", false);
+    dls_jbuf_uint(b, s->undrained_records);
+    j_key(b, "warnings", false);
+    j_strings(b, s->warnings, s->n_warnings);
+    j_key(b, "failure_details", false);
+    j_strings(b, s->failure_details, s->n_failure_details);
+    if (s->incomplete) {
+        j_key(b, "incomplete", false);
+        j_str(b, s->incomplete);
+    }
+    dls_jbuf_puts(b, "}, \"exit\": ");
+    dls_jbuf_uint(b, (uint64_t)status);
+    dls_jbuf_puts(b, "}\n");
+    return fwrite(b->p, 1, b->n, stdout) == b->n ? 0 : -1;
+}
+
+/* ---- human output ------------------------------------------------------------ */
+
+/* A cell of at most `w` display columns: text cut with "..." when longer
+ * (counting bytes; names are short and mostly ASCII). */
+static void cell(const char *s, int w, bool right)
+{
+    size_t n = strlen(s);
+    if ((int)n <= w) {
+        printf(right ? "%*s" : "%-*s", w, s);
+        return;
+    }
+    printf("%.*s...", w - 3, s);
+}
+
+static void text_of_subject(dls_jbuf *b, const dls_audit_lease *l)
+{
+    b->n = 0;
+    if (b->p)
+        b->p[0] = 0;
+    if (dls_json_emit(b, l->subject.p, l->subject.n, NULL))
+        dls_jbuf_puts(b, "(malformed)");
+}
+
+/* A name as text: JSON-escaped (invalid UTF-8 as U+FFFD), without quotes. */
+static void text_of_name(dls_jbuf *b, dls_bytes name)
+{
+    b->n = 0;
+    dls_jbuf_string(b, name.p, name.n);
+    /* drop the quotes of the JSON string */
+    if (b->n >= 2) {
+        memmove(b->p, b->p + 1, b->n - 2);
+        b->n -= 2;
+        b->p[b->n] = 0;
+    }
+}
+
+static void pass_cell(uint64_t pass, int w)
+{
+    char t[24];
+    if (pass)
+        snprintf(t, sizeof t, "%" PRIu64, pass);
+    else
+        snprintf(t, sizeof t, "-");
+    cell(t, w, true);
+}
+
+static void print_human(const dls_audit *a, const char *journal, const char *grantor,
+                        char **media_paths, int status)
+{
+    const dls_audit_summary *s = dls_audit_summary_of(a);
+    dls_jbuf b = {0};
+    char hx[33];
+    hex16(s->journal_id, hx);
+    size_t n = dls_audit_lease_count(a);
+    printf("audit of %s (grantor %s, journal %s): %" PRIu64 " pass marks", journal, grantor, hx,
+           s->passes);
+    if (s->passes)
+        printf(" up to pass %" PRIu64, s->last_pass);
+    printf(", %zu leases\n\n", n);
+
+    int sw = 7, hw = 6;
+    for (size_t i = 0; i < n; i++) {
+        const dls_audit_lease *l = dls_audit_lease_at(a, i);
+        text_of_subject(&b, l);
+        if ((int)b.n > sw)
+            sw = (int)b.n;
+        text_of_name(&b, l->holder);
+        if ((int)b.n > hw)
+            hw = (int)b.n;
+    }
+    if (sw > 32)
+        sw = 32;
+    if (hw > 24)
+        hw = 24;
+    printf("%6s  %-*s  %-*s  %7s  %5s  %6s  %-7s  %4s  %s\n", "lease", sw, "subject", hw,
+           "holder", "granted", "due", "lapsed", "cause", "late", "verdict");
+    for (size_t i = 0; i < n; i++) {
+        const dls_audit_lease *l = dls_audit_lease_at(a, i);
+        printf("%6" PRIu64 "  ", l->lease);
+        text_of_subject(&b, l);
+        cell(b.p ? b.p : "", sw, false);
+        printf("  ");
+        text_of_name(&b, l->holder);
+        cell(b.p ? b.p : "", hw, false);
+        printf("  ");
+        pass_cell(l->granted.pass, 7);
+        printf("  ");
+        pass_cell(l->due.pass, 5);
+        printf("  ");
+        pass_cell(l->lapsed.pass, 6);
+        printf("  %-7s  %4" PRIu64 "  %s\n", l->cause ? dls_cause_name(l->cause) : "-",
+               l->late_renewals, dls_audit_verdict_name(l->verdict));
+    }
+
+    printf("\nfailures: unjustified lapse %" PRIu64 ", due mismatch %" PRIu64
+           ", double grant %" PRIu64 ", journal %" PRIu64 "\n",
+           s->unjustified_lapse, s->due_mismatch, s->double_grant, s->journal);
+    for (size_t i = 0; i < s->n_failure_details; i++)
+        printf("  failure: %s\n", s->failure_details[i]);
+
+    printf("reports:\n");
+    printf("  journal: %" PRIu64 " records, %" PRIu64 " grants, %" PRIu64 " refusals, %" PRIu64
+           " lapsed; forged %" PRIu64 ", malformed %" PRIu64 ", defective %" PRIu64
+           ", ignored %" PRIu64 "\n",
+           s->journal_records, s->grants, s->refusals, s->lapsed, s->journal_forged,
+           s->journal_malformed, s->journal_defective, s->journal_ignored);
+    printf("  media: %" PRIu64 " records applied, %" PRIu64 " not yet drained", s->media_records,
+           s->undrained_records);
+    const struct {
+        const char *name;
+        const dls_audit_count *c;
+        size_t n;
+    } groups[] = {{"forged", s->forged, s->n_forged},
+                  {"defective", s->defective, s->n_defective},
+                  {"ignored", s->ignored, s->n_ignored}};
+    for (size_t g = 0; g < 3; g++) {
+        printf("; %s", groups[g].name);
+        if (!groups[g].n)
+            printf(" 0");
+        for (size_t i = 0; i < groups[g].n; i++)
+            printf("%s%s %" PRIu64, i ? ", " : " ", groups[g].c[i].reason, groups[g].c[i].n);
+    }
+    printf("\n  late renewals:");
+    if (!s->n_late_renewals)
+        printf(" none");
+    for (size_t i = 0; i < s->n_late_renewals; i++) {
+        text_of_name(&b, s->late_renewals[i].holder);
+        printf("%s %s %" PRIu64, i ? "," : "", b.p ? b.p : "", s->late_renewals[i].n);
+    }
+    printf("\n  late reclaims:");
+    if (!s->n_late_reclaims)
+        printf(" none");
+    for (size_t i = 0; i < s->n_late_reclaims; i++)
+        printf("%s lease %" PRIu64 " due at pass %" PRIu64 ", lapsed at pass %" PRIu64,
+               i ? ";" : "", s->late_reclaims[i].lease, s->late_reclaims[i].due_pass,
+               s->late_reclaims[i].lapsed_pass);
+    printf("\n  cadence overruns: %" PRIu64 " flagged, %zu unflagged\n", s->cadence_overruns,
+           s->n_cadence_overruns_unflagged);
+    printf("  restarts at passes:");
+    if (!s->n_restarts)
+        printf(" none");
+    for (size_t i = 0; i < s->n_restarts; i++)
+        printf(" %" PRIu64, s->restarts[i]);
+    printf("; basis changes: %zu; gaps: %zu; transport errors: %zu\n", s->n_basis_changes,
+           s->n_gaps, s->n_transport_errors);
+    if (s->n_unverifiable_leases) {
+        printf("  unverifiable leases:");
+        for (size_t i = 0; i < s->n_unverifiable_leases; i++)
+            printf(" %" PRIu64, s->unverifiable_leases[i]);
+        printf("\n");
+    }
+    for (size_t i = 0; i < s->n_unused_media; i++)
+        printf("  unused medium: %s (the journal never names it)\n",
+               media_paths[s->unused_media[i]]);
+    for (size_t i = 0; i < s->n_warnings; i++)
+        printf("  warning: %s\n", s->warnings[i]);
+    if (s->incomplete)
+        printf("  could not audit: %s\n", s->incomplete);
+    printf("\nresult: %s (exit %d)\n",
+           status == 0 ? "no failure found" : status == 1 ? "FAILURES FOUND" : "INCOMPLETE AUDIT",
+           status);
+    dls_jbuf_free(&b);
+}
+
+/* ---- the command ------------------------------------------------------------ */
+
+static int write_file(void *user, const char *p, size_t n)
+{
+    return fwrite(p, 1, n, (FILE *)user) == n ? 0 : DLS_ERR_IO;
+}
+
+static int write_svg(const dls_audit *a, const char *path)
+{
+    FILE *f = fopen(path, "we");
+    if (!f) {
+        dls_cli_error(SUB, "%s: cannot create: %s", path, strerror(errno));
+        return -1;
+    }
+    dls_audit_svg_settings set;
+    dls_audit_svg_settings_default(&set);
+    set.title = "daolease audit";
+    int rc = dls_audit_svg(a, &set, write_file, f);
+    if (fclose(f) && !rc)
+        rc = DLS_ERR_IO;
+    if (rc) {
+        dls_cli_error(SUB, "%s: cannot write the picture: %s", path, dls_strerror(rc));
+        return -1;
+    }
+    return 0;
+}
 
 int dls_cmd_audit(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    dls_cli_error("audit", "not available in this build yet");
-    return DLS_EXIT_USAGE;
+    if (dls_cli_wants_help(argc, argv)) {
+        usage(stdout);
+        return DLS_EXIT_OK;
+    }
+    opts o;
+    if (parse_args(argc, argv, &o)) {
+        free(o.media);
+        return DLS_EXIT_USAGE;
+    }
+    int status = EXIT_CANNOT;
+    dls_keyring *kr = NULL;
+    dls_medium *journal = NULL;
+    dls_medium **media = calloc(o.n_media ? o.n_media : 1, sizeof *media);
+    dls_audit_medium *am = calloc(o.n_media ? o.n_media : 1, sizeof *am);
+    char **paths = calloc(o.n_media ? o.n_media : 1, sizeof *paths);
+    dls_audit *a = NULL;
+    dls_where w = {0};
+    int rc;
+    if (!media || !am || !paths) {
+        dls_cli_error(SUB, "out of memory");
+        goto out;
+    }
+    if ((rc = dls_keyring_load(&kr, o.keyring, &w))) {
+        where_error(o.keyring, "cannot read the keyring", rc, &w);
+        goto out;
+    }
+    memset(&w, 0, sizeof w);
+    if ((rc = dls_medium_open(&journal, o.journal, DLS_OPEN_READ, NULL, &w))) {
+        where_error(o.journal, "cannot open the journal", rc, &w);
+        goto out;
+    }
+    for (size_t i = 0; i < o.n_media; i++) {
+        const char *path, *party;
+        split_media(o.media[i], &path, &party);
+        paths[i] = o.media[i];
+        memset(&w, 0, sizeof w);
+        if ((rc = dls_medium_open(&media[i], path, DLS_OPEN_READ, NULL, &w))) {
+            where_error(path, "cannot open the medium", rc, &w);
+            goto out;
+        }
+        am[i].medium = media[i];
+        am[i].party = party;
+    }
+    memset(&w, 0, sizeof w);
+    rc = dls_audit_run(&a, NULL, journal, o.grantor, kr, am, o.n_media, &w);
+    if (rc) {
+        switch (rc) {
+        case DLS_ERR_NOTFOUND:
+            dls_cli_error(SUB, "%s: the grantor '%s' is not in the keyring", o.keyring, o.grantor);
+            break;
+        case DLS_ERR_KEYKIND:
+            dls_cli_error(SUB, "%s: the grantor '%s' has a MAC key; a grantor's key is Ed25519",
+                          o.keyring, o.grantor);
+            break;
+        case DLS_ERR_EMPTY_KEYRING:
+            dls_cli_error(SUB, "%s: the keyring is empty", o.keyring);
+            break;
+        case DLS_ERR_DUPLICATE:
+        case DLS_ERR_INVAL:
+            dls_cli_error(SUB, "%s: %s", w.offset < o.n_media ? paths[w.offset] : o.journal,
+                          w.reason ? w.reason : dls_strerror(rc));
+            status = DLS_EXIT_USAGE;
+            break;
+        default:
+            dls_cli_error(SUB, "%s: cannot audit: %s", o.journal,
+                          w.reason ? w.reason : dls_strerror(rc));
+        }
+        goto out;
+    }
+    status = dls_audit_exit_status(a);
+    const dls_audit_summary *s = dls_audit_summary_of(a);
+    int perr;
+    if (o.json) {
+        dls_jbuf b = {0};
+        perr = 0;
+        for (size_t i = 0; i < dls_audit_lease_count(a) && !perr; i++)
+            perr = print_json_lease(&b, dls_audit_lease_at(a, i));
+        if (!perr)
+            perr = print_json_summary(&b, a, o.grantor, paths, status);
+        dls_jbuf_free(&b);
+    } else {
+        print_human(a, o.journal, o.grantor, paths, status);
+        perr = ferror(stdout) ? -1 : 0;
+    }
+    if (fflush(stdout) || perr) {
+        dls_cli_error(SUB, "cannot write the output: %s", strerror(errno));
+        status = EXIT_CANNOT;
+    }
+    /* what could not be verified, on stderr too: never a silent pass */
+    if (s->incomplete)
+        dls_cli_error(SUB, "%s: position %" PRIu64 ": %s", o.journal, s->incomplete_position,
+                      s->incomplete);
+    if (o.json)
+        for (size_t i = 0; i < s->n_warnings; i++)
+            dls_cli_error(SUB, "warning: %s", s->warnings[i]);
+    if (o.svg && write_svg(a, o.svg))
+        status = EXIT_CANNOT;
+out:
+    dls_audit_del(a);
+    for (size_t i = 0; media && i < o.n_media; i++)
+        dls_medium_del(media[i]);
+    dls_medium_del(journal);
+    dls_keyring_del(kr);
+    free(media);
+    free(am);
+    free(paths);
+    free(o.media);
+    return status;
 }

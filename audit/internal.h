@@ -1,0 +1,136 @@
+/* Internal state of an audit (shared by audit.c and svg.c). */
+#ifndef DLS_AUDIT_INTERNAL_H
+#define DLS_AUDIT_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "audit/table.h"
+#include "daolease/audit.h"
+
+/* Reasons counted on the media (fixed order: the order of the reports). */
+enum { FORGED_SIGNATURE, FORGED_UNKNOWN_AUTHOR, FORGED_WRONG_KEY_KIND, FORGED_BARE_FACT,
+       FORGED_MALFORMED, FORGED_N };
+enum { DEFECTIVE_RULE1, DEFECTIVE_RULE2, DEFECTIVE_RULE3, DEFECTIVE_RULE4, DEFECTIVE_RULE5,
+       DEFECTIVE_RULE6, DEFECTIVE_RULE7, DEFECTIVE_N };
+enum { IGNORED_NOT_LEASE_FACT, IGNORED_UNKNOWN_LEASE, IGNORED_WRONG_AUTHOR, IGNORED_MISPLACED,
+       IGNORED_REPLAYED, IGNORED_N };
+
+/* One lease-fact medium: given by the caller, or only named by the journal
+ * (m == NULL: missing). */
+typedef struct audit_medium {
+    uint8_t id[DLS_MEDIUM_ID_LEN];
+    dls_medium *m;
+    dls_resolver *res;
+    dls_cursor *cur;
+    size_t given_ix;        /* index in the caller's array, SIZE_MAX if missing */
+    bool named;             /* named by a drained list or a grant */
+    uint64_t drained;       /* the judge's drained position so far */
+    bool read_stopped;      /* the audit's cursor answered transport-error */
+    bool warned_short;      /* a "copy ends early" warning was given */
+    /* transport-error runs (judge.md step 2, the bounded suspension) */
+    bool fail_run;
+    uint64_t fail_first_now;
+    uint64_t fail_last_pass;
+    uint32_t fail_basis;
+    uint64_t failing_pass;  /* the last pass whose errors list named it */
+} audit_medium;
+
+typedef struct audit_subject {
+    uint8_t *bytes;
+    size_t n;
+    uint32_t live_excl, live_shared;
+    size_t order;           /* order of first grant (rows of the picture) */
+} audit_subject;
+
+typedef struct audit_lease {
+    dls_audit_lease pub;
+    uint8_t *buf;           /* subject then holder bytes */
+    dls_audit_point *points;
+    size_t cap_points;
+    size_t medium_ix;
+    size_t subject_ix;
+    bool live;              /* in the journal's ledger: granted, no lapsed yet */
+    uint64_t tenure, last_obs;
+    uint64_t last_seq;
+    bool unknown;
+    uint64_t resumed;
+    bool pending;
+    dls_cause pending_cause;
+    bool unverifiable;
+    size_t live_pos;
+    uint64_t jd_pass;       /* the pass whose due list named it last */
+    dls_cause jd_cause;
+} audit_lease;
+
+struct dls_audit {
+    dls_audit_settings set;
+    dls_audit_summary sum;
+    /* leases: stable pointers, table id -> index, sorted at the end */
+    audit_lease **leases;
+    size_t n_leases, cap_leases;
+    dls_atab lease_ix;
+    uint64_t max_lease;
+    /* the journal's ledger: live lease indexes */
+    size_t *live;
+    size_t n_live, cap_live;
+    /* subjects */
+    audit_subject *subjects;
+    size_t n_subjects, cap_subjects;
+    dls_atab subject_ix;
+    /* media */
+    audit_medium *media;
+    size_t n_media, cap_media;
+    dls_atab medium_ix;
+    /* proposals: (medium index, author) -> last counted seq */
+    dls_atab proposal_seq;
+    /* holders' late renewals: name -> index in late_renewals */
+    dls_atab holder_ix;
+    /* counters by reason */
+    uint64_t forged[FORGED_N], defective[DEFECTIVE_N], ignored[IGNORED_N];
+    /* owned arrays behind the summary */
+    dls_audit_count counts[FORGED_N + DEFECTIVE_N + IGNORED_N];
+    dls_audit_late_reclaim *late_reclaims; size_t cap_late_reclaims;
+    dls_audit_holder_count *late_renewals; size_t cap_late_renewals;
+    uint64_t *unflagged; size_t cap_unflagged;
+    dls_audit_mismatch *mismatches; size_t cap_mismatches;
+    uint64_t *unver_passes; size_t cap_unver_passes;
+    uint64_t *unver_leases; size_t cap_unver_leases;
+    dls_audit_span *gaps; size_t cap_gaps;
+    dls_audit_span *terrs; size_t cap_terrs;
+    uint64_t *restarts; size_t cap_restarts;
+    uint64_t *basis_changes; size_t cap_basis_changes;
+    dls_audit_basis *bases; size_t cap_bases;
+    uint8_t (*missing)[DLS_MEDIUM_ID_LEN]; size_t cap_missing;
+    size_t *unused; size_t cap_unused;
+    char **warnings; size_t cap_warnings; uint64_t warnings_dropped;
+    char **details; size_t cap_details; uint64_t details_dropped;
+    dls_bytes *forged_authors; size_t cap_forged_authors;
+    char *incomplete;
+    /* replay state */
+    bool have_mark;
+    uint64_t last_pass, last_now;
+    uint32_t cur_basis;
+    bool nomem;             /* an allocation failed: the run answers NOMEM */
+};
+
+/* Renders a subject's encoding as short display text (a str as its bytes,
+ * other values JSON-like), at most `cap` - 1 bytes plus NUL, "…" when cut.
+ * The text may hold any bytes: escape it before putting it in markup. */
+void dls_audit_subject_text(const uint8_t *p, size_t n, char *out, size_t cap);
+
+/* Appends `n` bytes of `s` to a growing buffer escaped for XML text and
+ * attribute values: & < > " ' as entities, C0 controls, DEL, C1 controls,
+ * U+FFFE/U+FFFF and every invalid UTF-8 sequence (each maximal ill-formed
+ * subpart) as U+FFFD. Returns 0 or DLS_ERR_NOMEM. */
+typedef struct dls_abuf {
+    char *p;
+    size_t n, cap;
+    int err;
+} dls_abuf;
+void dls_abuf_put(dls_abuf *b, const char *s, size_t n);
+void dls_abuf_printf(dls_abuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void dls_abuf_xml(dls_abuf *b, const void *s, size_t n);
+
+#endif
