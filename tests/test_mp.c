@@ -90,7 +90,10 @@ static void test_skip_depth(void **state)
     memset(buf, 0x91, 8);
     buf[8] = 0x90;
     assert_int_equal(dls_mp_skip(buf, 9, 0, 8, &end, &depth), DLS_ERR_DEPTH);
+    assert_int_equal(end, 8); /* on an error, *end is where it was met */
     assert_int_equal(dls_mp_skip(buf, 9, 0, 9, &end, &depth), 0);
+    assert_int_equal(dls_mp_skip(buf, 8, 0, 9, &end, &depth), DLS_ERR_MSGPACK);
+    assert_int_equal(end, 7); /* the header announcing more than is left */
     const uint8_t scalar[] = {0x05};
     assert_int_equal(dls_mp_skip(scalar, 1, 0, 1, &end, &depth), 0);
     assert_int_equal(depth, 0);

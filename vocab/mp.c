@@ -175,14 +175,18 @@ int dls_mp_skip(const uint8_t *p, size_t n, size_t off, unsigned max_depth,
         }
         dls_mp_item it;
         int rc = dls_mp_read(p, n, off, &it);
-        if (rc)
+        if (rc == 0 && (it.type == DLS_MP_ARRAY || it.type == DLS_MP_MAP) &&
+            d + 1 > max_depth)
+            rc = DLS_ERR_DEPTH;
+        if (rc) {
+            if (end)
+                *end = off;
             return rc;
+        }
         off = it.end;
         todo--;
         if (it.type != DLS_MP_ARRAY && it.type != DLS_MP_MAP)
             continue;
-        if (d + 1 > max_depth)
-            return DLS_ERR_DEPTH;
         left[d++] = todo;
         if (d > deepest)
             deepest = d;

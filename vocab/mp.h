@@ -64,7 +64,8 @@ int dls_mp_read(const uint8_t *p, size_t n, size_t off, dls_mp_item *it);
  * container nesting met (0 for a scalar, 1 for a flat array or map, empty
  * containers included). Returns DLS_ERR_MSGPACK for malformed or truncated
  * input and DLS_ERR_DEPTH as soon as nesting exceeds max_depth
- * (max_depth <= DLS_MP_MAX_DEPTH). */
+ * (max_depth <= DLS_MP_MAX_DEPTH); on an error *end (if not NULL) is the
+ * offset of the value whose header failed or nested too deep. */
 int dls_mp_skip(const uint8_t *p, size_t n, size_t off, unsigned max_depth,
                 size_t *end, unsigned *depth);
 

@@ -44,15 +44,38 @@ typedef struct dls_duration {
     dls_unit unit;
 } dls_duration;
 
-/* Makes a duration from a unit and magnitude. Returns 0, or DLS_ERR_RULE4
- * when the value exceeds 2^63−1 ns, DLS_ERR_INVAL for an unknown unit. */
+/* Makes a duration from a unit and magnitude (any magnitude, 0 included:
+ * readings and tolerances may be zero). Returns 0, DLS_ERR_INVAL for an
+ * unknown unit or a NULL d, or DLS_ERR_RULE4 when the value exceeds
+ * 2^63−1 ns (d is then left unchanged). */
 DLS_EXPORT int dls_duration_make(dls_duration *d, dls_unit unit, uint64_t magnitude);
 
-/* The coarsest v1 unit in which `ns` is exact (judge.md, Determinism). */
+/* The duration of `ns` nanoseconds in the coarsest v1 unit in which it is
+ * exact (judge.md, Determinism): 3 600 000 000 000 → {"h": 1},
+ * 1 500 000 000 → {"ms": 1500}. Zero is exact in every unit and comes out
+ * as {"h": 0}. Exact for every uint64 value (a value above DLS_NS_MAX comes
+ * out in ns and is not valid in a fact). */
 DLS_EXPORT dls_duration dls_duration_from_ns(uint64_t ns);
 
-/* The unit's name ("ns" … "h"), or NULL. */
+/* The unit's name ("ns", "us", "ms", "s", "min", "h"), or NULL. */
 DLS_EXPORT const char *dls_unit_name(dls_unit u);
+
+/* Nanoseconds in one `u` (1 … 3.6·10^12), or 0 for an unknown unit. */
+DLS_EXPORT uint64_t dls_unit_ns(dls_unit u);
+
+/* Looks up a unit by its name's bytes (name[0..n), no NUL needed; exact and
+ * case-sensitive). Returns 0 or DLS_ERR_INVAL. */
+DLS_EXPORT int dls_unit_parse(const char *name, size_t n, dls_unit *u);
+
+/* Parses "<decimal magnitude><unit>", e.g. "3000ms", "3s", "10min", "0ns"
+ * (no sign, spaces or fraction). Returns 0, DLS_ERR_INVAL for a malformed
+ * text or unknown unit, DLS_ERR_RULE4 when above 2^63−1 ns. */
+DLS_EXPORT int dls_duration_parse(const char *text, dls_duration *d);
+
+/* Writes "<magnitude><unit>" (the form dls_duration_parse reads) with a
+ * NUL. Returns the length written, or DLS_ERR_TOOBIG when cap is too small
+ * (24 bytes always suffice), DLS_ERR_INVAL for an unknown unit. */
+DLS_EXPORT int dls_duration_format(const dls_duration *d, char *buf, size_t cap);
 
 /* Overflow-safe interval helpers; all values in ns.
  * dls_passed(base, now, d): has more than d elapsed since base at now?
@@ -100,6 +123,7 @@ enum dls_fact_key {
     DLS_K_COMMIT = 1u << 11,
     DLS_K_REASON = 1u << 12
 };
+#define DLS_K_ALL 0x1fffu /* every vocabulary key bit */
 
 /* A byte slice. In a decoded fact it borrows from the decoded buffer. */
 typedef struct dls_bytes {
@@ -128,40 +152,125 @@ typedef struct dls_fact {
 } dls_fact;
 
 /* Decodes and validates (rules 1–5) one fact of n bytes.
- * Returns 0 for a valid fact (f->kind DLS_FACT_NONE for a map that is not a
- * lease fact), or DLS_ERR_RULE1 … DLS_ERR_RULE5 with `w` (optional) naming
- * the byte offset and reason. A fact breaking several rules is reported
- * under the lowest-numbered one. Never allocates. */
+ *
+ * Rule 1 is checked first by a bounded walk of the whole input (not a map,
+ * trailing bytes, more than 4096 bytes, a repeated top-level key — keys
+ * compared by their str payload bytes —, a non-str top-level key, nesting
+ * deeper than 8 levels); then dispatch (rule 2); then every key of
+ * vocabulary.md present at the top level is type- and range-checked
+ * whatever the kind (rule 3; rule 4 for duration, max and reading), the
+ * kind's required keys must be present (rule 3) and a proposal must not
+ * carry lease (rule 5). A map with neither dispatch key is not a lease fact:
+ * 0 is returned with f->kind DLS_FACT_NONE and its keys are not checked.
+ *
+ * Returns 0 for a valid fact, or the lowest-numbered rule broken:
+ * DLS_ERR_RULE1 … DLS_ERR_RULE5; with `w` (optional) naming the byte offset
+ * where the problem was found (for a missing key: 0, the map), a static
+ * reason and `rule` (1 … 5). DLS_ERR_INVAL for a NULL f.
+ *
+ * f is filled as far as decoding went; on an error of rule 3 or later
+ * f->kind is the dispatched kind (useful to count defective facts by kind),
+ * otherwise DLS_FACT_NONE. Byte slices borrow from p. Never allocates;
+ * work is linear in n (n log n for the repeated-key check). */
 DLS_EXPORT int dls_fact_decode(const uint8_t *p, size_t n, dls_fact *f, dls_where *w);
 
-/* Encodes f in msgpack's shortest form, keys in the spec's table order,
- * writing only keys whose bit is set in f->keys (the dispatch key always).
- * Returns 0 and sets *len, DLS_ERR_TOOBIG when it does not fit in cap,
- * DLS_ERR_INVAL when f is not a valid fact of its kind. */
+/* Encodes f in msgpack's shortest form: the dispatch key first, then the
+ * keys of its kind's row in vocabulary.md's table order (required, then
+ * optional as listed), writing only keys whose bit is set in f->keys; any
+ * other vocabulary key whose bit is set follows in the order of the Keys
+ * table (so that every decoded valid fact re-encodes). `proposal` and
+ * `subject` are copied byte for byte (each must hold exactly one msgpack
+ * value). Unknown keys of a decoded fact are not kept.
+ *
+ * Returns 0 and sets *len; DLS_ERR_TOOBIG when the encoding does not fit in
+ * cap (DLS_FACT_MAX always suffices); DLS_ERR_INVAL when f is not a valid
+ * fact of its kind (the output is checked by dls_fact_decode), or an
+ * argument is NULL. Never allocates. */
 DLS_EXPORT int dls_fact_encode(const dls_fact *f, uint8_t *out, size_t cap, size_t *len);
 
+/* "proposal", "grant", "refusal", "release", "reclaim", "renewal", "tick";
+ * NULL for DLS_FACT_NONE and unknown values. */
 DLS_EXPORT const char *dls_fact_kind_name(dls_fact_kind k);
+/* "release", "cap", "policy", "silence"; NULL for DLS_CAUSE_NONE. */
 DLS_EXPORT const char *dls_cause_name(dls_cause c);
+/* "exclusive" or "shared"; NULL for an unknown value. */
+DLS_EXPORT const char *dls_mode_name(dls_mode m);
+
+/* Byte equality of two slices (how identities and subjects compare). */
+DLS_EXPORT bool dls_bytes_eq(dls_bytes a, dls_bytes b);
+
+/* ---- building facts ------------------------------------------------------ */
+
+/* Writes the msgpack encoding of a str (dls_value_str) or bin (dls_value_bin)
+ * of n bytes, shortest header, into out: the form `proposal` and `subject`
+ * take (a 16-byte random proposal id: dls_value_bin(out, 18, id, 16, &len)).
+ * Returns 0 and sets *len, DLS_ERR_TOOBIG when cap is too small,
+ * DLS_ERR_INVAL for NULL arguments or n >= 2^32. */
+DLS_EXPORT int dls_value_str(uint8_t *out, size_t cap, const void *p, size_t n, size_t *len);
+DLS_EXPORT int dls_value_bin(uint8_t *out, size_t cap, const void *p, size_t n, size_t *len);
+
+/* Builders: each zeroes f and fills the kind, the required keys and their
+ * bits. Slices are borrowed (keep them alive until encoded). Optional keys
+ * are set by assigning the field and or-ing its bit, e.g. on a grant:
+ *     f.proposal = prop; f.keys |= DLS_K_PROPOSAL;
+ *     f.max = cap;       f.keys |= DLS_K_MAX;
+ *     f.mode = DLS_MODE_SHARED; f.keys |= DLS_K_MODE;
+ * `proposal` and `subject` are encoded values (see dls_value_str), `holder`
+ * is the name's bytes. Nothing is checked until dls_fact_encode. */
+DLS_EXPORT void dls_fact_init(dls_fact *f, dls_fact_kind kind);
+DLS_EXPORT void dls_fact_proposal(dls_fact *f, dls_bytes proposal, dls_bytes subject,
+                                  uint64_t seq);
+DLS_EXPORT void dls_fact_grant(dls_fact *f, uint64_t lease, dls_bytes subject, dls_bytes holder,
+                               dls_duration duration,
+                               const uint8_t medium[DLS_MEDIUM_ID_LEN]);
+/* reason.p == NULL: no reason key (an empty reason is reason.p != NULL, n 0). */
+DLS_EXPORT void dls_fact_refusal(dls_fact *f, dls_bytes proposal, dls_bytes holder,
+                                 dls_bytes reason);
+/* The commit key is written only when commit is true. */
+DLS_EXPORT void dls_fact_release(dls_fact *f, uint64_t lease, bool commit);
+DLS_EXPORT void dls_fact_reclaim(dls_fact *f, uint64_t lease, dls_cause cause);
+DLS_EXPORT void dls_fact_renewal(dls_fact *f, uint64_t lease, uint64_t seq);
+DLS_EXPORT void dls_fact_tick(dls_fact *f, dls_duration reading);
 
 /* ---- rule 6 and rule 7: stateful checkers -------------------------------- */
 
 /* Rule 6 checker: remembers, among facts attributed to the party entitled to
- * author them, which proposals were answered (by holder and proposal bytes)
- * and which leases were accepted, released or lapsed. Memory grows with the
- * number of distinct leases and proposals fed. */
+ * author them (the caller feeds only those: grants, refusals and lapsed
+ * records from the grantor, releases from the lease's holder), which
+ * proposals were accepted or rejected (keyed by holder and the proposal's
+ * encoded bytes) and which leases were accepted, released or lapsed. The
+ * first fact observed stands; later ones are defective:
+ *   - a grant for a lease already accepted, or answering a proposal already
+ *     rejected;
+ *   - a refusal of a proposal already accepted;
+ *   - a release (lapsed record) of a lease already released (lapsed).
+ * (A second refusal of one proposal is not a contradiction.) Hash tables use
+ * libsodium's keyed crypto_shorthash with a random key (the keys are
+ * attacker-chosen bytes). Memory grows with the distinct leases and
+ * answered proposals observed: at most 64 bytes a lease and 600 bytes an
+ * answered proposal (tables at most half full, doubled when needed). */
 typedef struct dls_rule6 dls_rule6;
+/* Creates a checker (calls sodium_init). Returns 0, DLS_ERR_INVAL for a NULL
+ * out, DLS_ERR_NOMEM, DLS_ERR_SODIUM. */
 DLS_EXPORT int dls_rule6_new(dls_rule6 **out);
+/* Frees r (NULL is fine). */
 DLS_EXPORT void dls_rule6_del(dls_rule6 *r);
-/* Checks f against what was observed and, when valid, records it.
- * Returns 0 or DLS_ERR_RULE6 (nothing recorded), DLS_ERR_NOMEM. */
+/* Checks a valid fact f (from dls_fact_decode) against what was observed
+ * and, unless defective, records it. Kinds other than grant, refusal,
+ * release and reclaim are always 0. Returns 0, DLS_ERR_RULE6 (nothing
+ * recorded), DLS_ERR_NOMEM (nothing recorded), DLS_ERR_INVAL (NULL, lease
+ * 0, or a refusal without holder and proposal). */
 DLS_EXPORT int dls_rule6_observe(dls_rule6 *r, const dls_fact *f);
 
-/* Rule 7 checker for one tick stream: the newest reading observed. */
+/* Rule 7 checker for one tick stream: the newest reading observed.
+ * Zero-initialise it ({0}) for a new stream. */
 typedef struct dls_rule7 {
     bool seen;
     uint64_t newest_ns;
 } dls_rule7;
-/* Returns 0 (and records the reading) or DLS_ERR_RULE7. */
+/* Returns 0 (and records the reading; equal readings are valid) or
+ * DLS_ERR_RULE7 for a reading older than the newest observed;
+ * DLS_ERR_INVAL when `tick` is not a tick fact. */
 DLS_EXPORT int dls_rule7_observe(dls_rule7 *r, const dls_fact *tick);
 
 #ifdef __cplusplus
