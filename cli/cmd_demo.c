@@ -1,10 +1,648 @@
-/* daolease demo — placeholder until its component lands; refuses with exit 2. */
+/* daolease demo — the main job on the embedded default (cli.md `demo`).
+ *
+ * In a folder of stream files: a judge (this process, the owner of the work
+ * items) and N agent processes, each a holder, claiming M work items. K
+ * agents are killed with SIGKILL mid-work; their items are reclaimed by
+ * silence and granted again to the others. Every item is done exactly once:
+ * the owner counts an item done when its reclaim arrives with `commit`, and
+ * checks the results file, where each result carries its lease id (the
+ * fencing token). The run ends with an audit of the journal and the media
+ * (the same code as `daolease audit`), an SVG timeline, and manifest.json
+ * so that anyone can audit the run again. */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include "cli/cli.h"
+#include "cli/demo.h"
+#include "cli/media.h"
+#include "cli/proc.h"
+#include "daolease/judge.h"
+
+#define MS 1000000ull
+#define SECOND 1000000000ull
+#define RUN_LIMIT (120 * SECOND)
+#define AGENTS_MAX 64
+#define ITEMS_MAX 1000
+
+static const char usage_text[] =
+    "usage: daolease demo [--agents N] [--items M] [--kill K] [--dir D] [--seed S]\n\n"
+    "Runs a judge and N agent processes over stream files in a new temporary\n"
+    "folder (or D), claiming M work items; kills K agents mid-work; their items\n"
+    "are reclaimed by silence and granted again. Ends with an audit of the run.\n\n"
+    "  --agents N   agent processes (default 4, at most 64)\n"
+    "  --items M    work items (default 12, at most 1000)\n"
+    "  --kill K     agents killed with SIGKILL mid-work (default 1, < N)\n"
+    "  --dir D      the run's folder (created; default: a new folder in /tmp)\n"
+    "  --seed S     the seed of the work times and the victims (default 1)\n";
+
+struct item {
+    uint64_t lease;        /* the current lease, 0 when none */
+    int holder;            /* agent index holding it, -1 */
+    uint64_t done_lease;   /* the lease released with commit */
+    unsigned commits;      /* reclaims with commit (must end at 1) */
+};
+
+struct victim {
+    int agent;
+    unsigned item;
+    uint64_t lease;
+    uint64_t killed_at;    /* the owner's reading at the kill */
+    uint64_t reclaimed_at; /* the owner's reading at the silence reclaim */
+};
+
+struct demo {
+    demo_params p;
+    char dir[DEMO_PATH_MAX];
+    unsigned agents, kills;
+    pid_t pid[AGENTS_MAX];
+    bool alive[AGENTS_MAX], finished[AGENTS_MAX];
+    struct item *items;
+    struct victim victims[AGENTS_MAX];
+    unsigned n_victims;
+    unsigned done, granted, lost, reclaimed_silence, reclaimed_release;
+    dls_secret *secret;
+    dls_keyring *keyring;
+    dls_medium *journal;
+    dls_medium *media[AGENTS_MAX];
+    dls_resolver *resolvers[AGENTS_MAX];
+    dls_judge_medium jm[AGENTS_MAX];
+    dls_cli_ticks ticks;
+    dls_judge *judge;
+    uint64_t now;
+    int progress_rd;
+    bool tty;
+};
+
+/* ---- paths and names shared with the agents ---------------------------- */
+
+void demo_path(char *out, const char *dir, const char *name)
+{
+    snprintf(out, DEMO_PATH_MAX, "%.3900s/%.120s", dir, name);
+}
+
+void demo_agent_name(char *out, unsigned index)
+{
+    sprintf(out, "agent-%u", index + 1);
+}
+
+void demo_item_subject(char *out, unsigned item)
+{
+    sprintf(out, "item/%02u", item);
+}
+
+static int parse_item(dls_bytes subject, unsigned items)
+{
+    /* subjects are the str "item/NN" the agents encode */
+    if (subject.n < 7 || subject.n > 12 || (subject.p[0] & 0xe0) != 0xa0 ||
+        memcmp(subject.p + 1, "item/", 5))
+        return -1;
+    unsigned v = 0;
+    for (size_t i = 6; i < subject.n; i++) {
+        if (subject.p[i] < '0' || subject.p[i] > '9')
+            return -1;
+        v = v * 10 + (unsigned)(subject.p[i] - '0');
+    }
+    return v < items ? (int)v : -1;
+}
+
+/* ---- the owner's callbacks --------------------------------------------- */
+
+static int on_reclaim(void *user, dls_bytes subject, uint64_t lease, dls_cause cause,
+                      bool commit)
+{
+    struct demo *d = user;
+    int i = parse_item(subject, d->p.items);
+    if (i < 0)
+        return DLS_RECLAIM_DONE;
+    struct item *it = &d->items[i];
+    if (commit) {
+        it->commits++;
+        it->done_lease = lease;
+        d->done++;
+    }
+    if (cause == DLS_CAUSE_SILENCE) {
+        d->reclaimed_silence++;
+        for (unsigned v = 0; v < d->n_victims; v++)
+            if (d->victims[v].lease == lease)
+                d->victims[v].reclaimed_at = d->now;
+    } else if (cause == DLS_CAUSE_RELEASE) {
+        d->reclaimed_release++;
+    }
+    if (it->lease == lease) {
+        it->lease = 0;
+        it->holder = -1;
+    }
+    return DLS_RECLAIM_DONE;
+}
+
+/* The default policy's answer, except that a finished item is refused
+ * with reason "done" (so agents learn there is nothing left to claim). */
+static int on_policy(void *user, const dls_judge_ask *ask, dls_judge_answer *answer)
+{
+    struct demo *d = user;
+    int i = parse_item(ask->subject, d->p.items);
+    memset(answer, 0, sizeof *answer);
+    if (i >= 0 && d->items[i].commits) {
+        answer->verdict = DLS_JUDGE_REFUSE;
+        answer->reason = "done";
+    } else if (ask->reentrant) {
+        answer->verdict = DLS_JUDGE_REFUSE;
+        answer->reason = "reentrant";
+    } else {
+        answer->verdict = DLS_JUDGE_GRANT;
+        answer->duration = ask->has_duration ? ask->duration
+                                             : dls_duration_from_ns(d->p.duration_ns);
+    }
+    return 0;
+}
+
+/* ---- setting the run up -------------------------------------------------- */
+
+static int write_keys(struct demo *d)
+{
+    char path[DEMO_PATH_MAX], line[256];
+    demo_path(path, d->dir, "keyring");
+    FILE *kr = fopen(path, "we");
+    if (!kr)
+        return -1;
+    fprintf(kr, "# the demo's parties: the grantor and %u agents\n", d->agents);
+    int rc = 0;
+    for (unsigned i = 0; i <= d->agents && !rc; i++) {
+        char name[32], file[64];
+        if (i == 0)
+            strcpy(name, DEMO_GRANTOR);
+        else
+            demo_agent_name(name, i - 1);
+        dls_secret *s;
+        dls_where w = {0};
+        snprintf(file, sizeof file, "%s.secret", name);
+        demo_path(path, d->dir, file);
+        rc = dls_secret_generate(&s, name, DLS_KEY_ED25519);
+        if (!rc)
+            rc = dls_secret_save(s, path, &w);
+        if (!rc)
+            rc = dls_secret_keyring_line(s, line, sizeof line);
+        if (!rc)
+            fprintf(kr, "%s\n", line);
+        dls_secret_del(s);
+    }
+    return fclose(kr) || rc ? -1 : 0;
+}
+
+static int create_media(struct demo *d)
+{
+    char path[DEMO_PATH_MAX], file[64];
+    dls_medium_settings s;
+    dls_medium_settings_default(&s);
+    dls_where w = {0};
+    dls_medium *m;
+    demo_path(path, d->dir, "journal.dls");
+    if (dls_medium_create(&m, DLS_MEDIUM_FILE, path, &s, &w))
+        return -1;
+    dls_medium_del(m);
+    for (unsigned i = 0; i < d->agents; i++) {
+        char name[32];
+        demo_agent_name(name, i);
+        snprintf(file, sizeof file, "%s.dls", name);
+        demo_path(path, d->dir, file);
+        if (dls_medium_create(&m, DLS_MEDIUM_FILE, path, &s, &w))
+            return -1;
+        dls_medium_del(m);
+    }
+    return 0;
+}
+
+static int fork_agents(struct demo *d)
+{
+    int fds[2];
+    if (pipe2(fds, O_CLOEXEC))
+        return -1;
+    d->p.progress_fd = fds[1];
+    fflush(NULL);
+    for (unsigned i = 0; i < d->agents; i++) {
+        pid_t pid = fork();
+        if (pid < 0)
+            return -1;
+        if (pid == 0) {
+            close(fds[0]);
+            _exit(demo_agent_main(&d->p, i));
+        }
+        d->pid[i] = pid;
+        d->alive[i] = true;
+    }
+    close(fds[1]);
+    d->progress_rd = fds[0];
+    return fcntl(d->progress_rd, F_SETFL, O_NONBLOCK);
+}
+
+static int assemble_judge(struct demo *d)
+{
+    char path[DEMO_PATH_MAX], file[64];
+    dls_where w = {0};
+    demo_path(path, d->dir, DEMO_GRANTOR ".secret");
+    if (dls_secret_load(&d->secret, path, &w))
+        return -1;
+    demo_path(path, d->dir, "keyring");
+    if (dls_keyring_load(&d->keyring, path, &w))
+        return -1;
+    demo_path(path, d->dir, "journal.dls");
+    if (dls_cli_open(&d->journal, "demo", path, DLS_OPEN_APPEND, false, DLS_SYNC_DATA))
+        return -1;
+    for (unsigned i = 0; i < d->agents; i++) {
+        char name[32];
+        demo_agent_name(name, i);
+        snprintf(file, sizeof file, "%s.dls", name);
+        demo_path(path, d->dir, file);
+        if (dls_cli_open(&d->media[i], "demo", path, DLS_OPEN_READ, false, DLS_SYNC_DATA) ||
+            dls_resolver_new_signed(&d->resolvers[i], dls_medium_id(d->media[i]), d->keyring))
+            return -1;
+        d->jm[i] = (dls_judge_medium){d->media[i], d->resolvers[i]};
+    }
+    if (dls_cli_ticks_new(&d->ticks, "demo", false))
+        return -1;
+    dls_judge_tick_source ts = {
+        .medium = d->ticks.ring, .resolver = d->ticks.resolver,
+        .adapter = DLS_CLI_TICK_PARTY, .basis = dls_tick_basis(d->ticks.adapter),
+    };
+    dls_judge_settings s;
+    dls_judge_settings_default(&s);
+    s.grantor = d->secret;
+    s.journal = d->journal;
+    s.ticks = &ts;
+    s.nticks = 1;
+    s.media = d->jm;
+    s.nmedia = d->agents;
+    s.tolerance_ns = 250 * MS;
+    s.cadence_ns = 100 * MS;
+    s.default_duration = dls_duration_from_ns(d->p.duration_ns);
+    dls_judge_callbacks cb = {.reclaim = on_reclaim, .policy = on_policy};
+    int rc = dls_judge_new(&d->judge, &s, &cb, d, &w);
+    if (rc)
+        dls_cli_error("demo", "judge: %s", w.reason ? w.reason : dls_strerror(rc));
+    return rc;
+}
+
+static void teardown(struct demo *d)
+{
+    dls_judge_del(d->judge);
+    dls_cli_ticks_del(&d->ticks);
+    for (unsigned i = 0; i < d->agents; i++) {
+        dls_resolver_del(d->resolvers[i]);
+        dls_medium_del(d->media[i]);
+    }
+    dls_medium_del(d->journal);
+    dls_keyring_del(d->keyring);
+    dls_secret_del(d->secret);
+    free(d->items);
+    if (d->progress_rd > 0)
+        close(d->progress_rd);
+}
+
+/* ---- the run --------------------------------------------------------------- */
+
+static int agent_index(const char *name)
+{
+    unsigned v;
+    return sscanf(name, "agent-%u", &v) == 1 && v >= 1 && v <= AGENTS_MAX ? (int)v - 1 : -1;
+}
+
+static void kill_agent(struct demo *d, int a, unsigned item, uint64_t lease)
+{
+    kill(d->pid[a], SIGKILL);
+    struct victim *v = &d->victims[d->n_victims++];
+    *v = (struct victim){a, item, lease, d->now, 0};
+    printf("%skilled agent-%d (SIGKILL) while it worked on item/%02u under lease %" PRIu64 "\n",
+           d->tty ? "\r\033[K" : "", a + 1, item, lease);
+}
+
+/* Victims: the first K distinct agents to be granted an item after the
+ * first few grants, each killed right at its grant — so mid-work. */
+static bool choose_victim(struct demo *d, int a)
+{
+    if (d->n_victims >= d->kills || d->granted < d->agents)
+        return false;
+    for (unsigned v = 0; v < d->n_victims; v++)
+        if (d->victims[v].agent == a)
+            return false;
+    return (d->granted + d->p.seed) % 2 == 0 || d->granted > 2 * d->agents;
+}
+
+static void on_progress_line(struct demo *d, const char *line)
+{
+    char kind, name[32];
+    unsigned item = 0;
+    uint64_t lease = 0;
+    if (sscanf(line, "%c %31s %u %" SCNu64, &kind, name, &item, &lease) < 2)
+        return;
+    int a = agent_index(name);
+    if (a < 0 || (unsigned)a >= d->agents || (kind != 'X' && item >= d->p.items))
+        return;
+    switch (kind) {
+    case 'G':
+        d->granted++;
+        d->items[item].lease = lease;
+        d->items[item].holder = a;
+        if (d->alive[a] && choose_victim(d, a))
+            kill_agent(d, a, item, lease);
+        break;
+    case 'L': d->lost++; break;
+    case 'X': d->finished[a] = true; break;
+    default: break;
+    }
+}
+
+static void read_progress(struct demo *d)
+{
+    static char buf[8192];
+    static size_t have;
+    ssize_t n;
+    while ((n = read(d->progress_rd, buf + have, sizeof buf - 1 - have)) > 0) {
+        have += (size_t)n;
+        buf[have] = 0;
+        char *start = buf, *nl;
+        while ((nl = strchr(start, '\n'))) {
+            *nl = 0;
+            on_progress_line(d, start);
+            start = nl + 1;
+        }
+        have = (size_t)(buf + have - start);
+        memmove(buf, start, have);
+    }
+}
+
+static void reap(struct demo *d)
+{
+    int ws;
+    pid_t pid;
+    while ((pid = waitpid(-1, &ws, WNOHANG)) > 0)
+        for (unsigned i = 0; i < d->agents; i++)
+            if (d->pid[i] == pid) {
+                d->alive[i] = false;
+                if (!d->finished[i] && !(WIFSIGNALED(ws) && WTERMSIG(ws) == SIGKILL))
+                    fprintf(stderr, "daolease demo: agent-%u ended with status %d\n", i + 1,
+                            dls_cli_exit_status(ws));
+            }
+}
+
+static unsigned alive_count(const struct demo *d)
+{
+    unsigned n = 0;
+    for (unsigned i = 0; i < d->agents; i++)
+        n += d->alive[i];
+    return n;
+}
+
+static void show(const struct demo *d, bool final)
+{
+    if (!d->tty && !final)
+        return;
+    printf("%sitems done %u/%u  agents alive %u/%u  grants %u  reclaimed: release %u silence %u%s",
+           d->tty ? "\r\033[K" : "", d->done, d->p.items, alive_count(d), d->agents, d->granted,
+           d->reclaimed_release, d->reclaimed_silence, final || !d->tty ? "\n" : "");
+    fflush(stdout);
+}
+
+static int run(struct demo *d)
+{
+    uint64_t start = 0, last_show = 0, settle = 0;
+    for (;;) {
+        if (dls_tick_now(d->ticks.adapter, &d->now))
+            return -1;
+        if (!start)
+            start = d->now;
+        dls_judge_pass_result r;
+        int rc = dls_judge_pass(d->judge, &r);
+        if (rc) {
+            dls_cli_error("demo", "judge pass: %s", dls_strerror(rc));
+            return -1;
+        }
+        read_progress(d);
+        reap(d);
+        if (dls_passed(last_show, d->now, 100 * MS)) {
+            show(d, false);
+            last_show = d->now;
+        }
+        /* Done when every item is done and no agent is left; then a few
+         * passes more so the journal records the last lapses. */
+        if (d->done == d->p.items && alive_count(d) == 0 && r.live == 0) {
+            if (!settle)
+                settle = d->now;
+            else if (dls_passed(settle, d->now, 300 * MS))
+                return 0;
+        }
+        if (dls_passed(start, d->now, RUN_LIMIT)) {
+            dls_cli_error("demo", "the run did not finish within %llu s",
+                          (unsigned long long)(RUN_LIMIT / SECOND));
+            return -1;
+        }
+        dls_cli_sleep(20 * MS);
+    }
+}
+
+/* ---- checking the outcome --------------------------------------------------- */
+
+/* Every item done exactly once: one reclaim with commit, and exactly one
+ * result line carrying that lease; a result under any other lease would be
+ * a write by a holder that had lost its lease. */
+static int check_results(const struct demo *d)
+{
+    char path[DEMO_PATH_MAX], line[256];
+    demo_path(path, d->dir, "results.jsonl");
+    unsigned *results = calloc(d->p.items, sizeof *results);
+    unsigned stale = 0, bad = 0;
+    FILE *f = fopen(path, "re");
+    while (results && f && fgets(line, sizeof line, f)) {
+        unsigned item;
+        uint64_t lease;
+        if (sscanf(line, "{\"item\": %u, \"lease\": %" SCNu64, &item, &lease) != 2 ||
+            item >= d->p.items) {
+            bad++;
+            continue;
+        }
+        if (d->items[item].done_lease == lease)
+            results[item]++;
+        else
+            stale++;
+    }
+    if (f)
+        fclose(f);
+    unsigned ok = 0;
+    for (unsigned i = 0; results && i < d->p.items; i++) {
+        if (d->items[i].commits == 1 && results[i] == 1)
+            ok++;
+        else
+            printf("item/%02u: %u commits, %u results under its committed lease\n", i,
+                   d->items[i].commits, results[i]);
+    }
+    free(results);
+    printf("exactly once: %u of %u items done once, %u stale results, %u unreadable lines\n",
+           ok, d->p.items, stale, bad);
+    return ok == d->p.items && stale == 0 && bad == 0 ? 0 : -1;
+}
+
+static void report_victims(const struct demo *d)
+{
+    uint64_t bound = d->p.duration_ns + 250 * MS + 100 * MS;
+    for (unsigned v = 0; v < d->n_victims; v++) {
+        const struct victim *x = &d->victims[v];
+        if (x->reclaimed_at)
+            printf("agent-%d's item/%02u (lease %" PRIu64 "): reclaimed by silence %.3f s after "
+                   "the kill (bound from the last renewal: duration + tolerance + cadence "
+                   "= %.3f s)\n",
+                   x->agent + 1, x->item, x->lease, (double)(x->reclaimed_at - x->killed_at) / 1e9,
+                   (double)bound / 1e9);
+    }
+}
+
+static int write_manifest(const struct demo *d)
+{
+    char path[DEMO_PATH_MAX];
+    demo_path(path, d->dir, "manifest.json");
+    FILE *f = fopen(path, "we");
+    if (!f)
+        return -1;
+    fprintf(f, "{\"journal\": \"journal.dls\", \"grantor\": \"%s\", \"keyring\": \"keyring\", "
+               "\"media\": [", DEMO_GRANTOR);
+    for (unsigned i = 0; i < d->agents; i++)
+        fprintf(f, "%s\"agent-%u.dls\"", i ? ", " : "", i + 1);
+    fprintf(f, "], \"svg\": \"timeline.svg\"}\n");
+    return fclose(f);
+}
+
+static int audit(const struct demo *d)
+{
+    char journal[DEMO_PATH_MAX], keyring[DEMO_PATH_MAX], svg[DEMO_PATH_MAX];
+    char media[AGENTS_MAX][DEMO_PATH_MAX];
+    char *argv[16 + AGENTS_MAX];
+    int argc = 0;
+    demo_path(journal, d->dir, "journal.dls");
+    demo_path(keyring, d->dir, "keyring");
+    demo_path(svg, d->dir, "timeline.svg");
+    argv[argc++] = "audit";
+    argv[argc++] = "--journal";
+    argv[argc++] = journal;
+    argv[argc++] = "--grantor";
+    argv[argc++] = DEMO_GRANTOR;
+    argv[argc++] = "--keyring";
+    argv[argc++] = keyring;
+    argv[argc++] = "--svg";
+    argv[argc++] = svg;
+    argv[argc++] = "--media";
+    for (unsigned i = 0; i < d->agents; i++) {
+        char file[64];
+        snprintf(file, sizeof file, "agent-%u.dls", i + 1);
+        demo_path(media[i], d->dir, file);
+        argv[argc++] = media[i];
+    }
+    argv[argc] = NULL;
+    printf("\naudit of the run (daolease audit):\n");
+    fflush(stdout);
+    return dls_cmd_audit(argc, argv);
+}
+
+static int make_dir(struct demo *d, const char *dir)
+{
+    if (dir) {
+        if (mkdir(dir, 0700) && errno != EEXIST) {
+            dls_cli_error("demo", "%s: %s", dir, strerror(errno));
+            return -1;
+        }
+        if (strlen(dir) > 3900) {
+            dls_cli_error("demo", "--dir: a path of at most 3900 bytes");
+            return -1;
+        }
+        snprintf(d->dir, sizeof d->dir, "%s", dir);
+        return 0;
+    }
+    snprintf(d->dir, sizeof d->dir, "/tmp/daolease-demo-XXXXXX");
+    return mkdtemp(d->dir) ? 0 : -1;
+}
+
+static int parse(struct demo *d, int argc, char **argv, const char **dir)
+{
+    static const struct option opts[] = {
+        {"agents", required_argument, 0, 'a'}, {"items", required_argument, 0, 'm'},
+        {"kill", required_argument, 0, 'k'}, {"dir", required_argument, 0, 'd'},
+        {"seed", required_argument, 0, 's'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0},
+    };
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'a': d->agents = (unsigned)strtoul(optarg, NULL, 10); break;
+        case 'm': d->p.items = (unsigned)strtoul(optarg, NULL, 10); break;
+        case 'k': d->kills = (unsigned)strtoul(optarg, NULL, 10); break;
+        case 'd': *dir = optarg; break;
+        case 's': d->p.seed = strtoull(optarg, NULL, 10); break;
+        case 'h': fputs(usage_text, stdout); return 1;
+        default: fputs(usage_text, stderr); return -1;
+        }
+    }
+    if (optind != argc || d->agents < 1 || d->agents > AGENTS_MAX || d->p.items < 1 ||
+        d->p.items > ITEMS_MAX || d->kills >= d->agents) {
+        fputs(usage_text, stderr);
+        return -1;
+    }
+    return 0;
+}
 
 int dls_cmd_demo(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    dls_cli_error("demo", "not available in this build yet");
-    return DLS_EXIT_USAGE;
+    struct demo d;
+    memset(&d, 0, sizeof d);
+    d.agents = 4;
+    d.kills = 1;
+    d.p.items = 12;
+    d.p.seed = 1;
+    d.p.duration_ns = 1 * SECOND;
+    d.p.work_min_ns = 300 * MS;
+    d.p.work_max_ns = 700 * MS;
+    const char *dir = NULL;
+    int rc = parse(&d, argc, argv, &dir);
+    if (rc)
+        return rc > 0 ? DLS_EXIT_OK : DLS_EXIT_USAGE;
+    d.tty = isatty(STDOUT_FILENO);
+    if (make_dir(&d, dir))
+        return DLS_EXIT_FAIL;
+    d.p.dir = d.dir;
+    d.p.agents = d.agents;
+    d.items = calloc(d.p.items, sizeof *d.items);
+    for (unsigned i = 0; d.items && i < d.p.items; i++)
+        d.items[i].holder = -1;
+    printf("daolease demo: %u agents, %u items, %u to be killed, in %s\n", d.agents,
+           d.p.items, d.kills, d.dir);
+    printf("lease duration 1 s, tolerance 250 ms, cadence 100 ms; work takes 300-700 ms an item\n");
+    int code = DLS_EXIT_FAIL;
+    if (!d.items || write_keys(&d) || create_media(&d) || fork_agents(&d) ||
+        assemble_judge(&d) || run(&d)) {
+        dls_cli_error("demo", "%s: the run failed", d.dir);
+    } else {
+        show(&d, true);
+        report_victims(&d);
+        int checked = check_results(&d);
+        dls_judge_del(d.judge); /* the journal is complete: audit it */
+        d.judge = NULL;
+        int audited = write_manifest(&d) ? DLS_EXIT_FAIL : audit(&d);
+        printf("\nthe run's files: %s (manifest.json, journal.dls, agent-N.dls, keyring, "
+               "results.jsonl, timeline.svg)\n", d.dir);
+        code = checked == 0 && audited == 0 ? DLS_EXIT_OK : DLS_EXIT_FAIL;
+        printf("demo %s\n", code == 0 ? "passed: every item done exactly once, audit clean"
+                                      : "FAILED");
+    }
+    for (unsigned i = 0; i < d.agents; i++)
+        if (d.alive[i]) {
+            kill(d.pid[i], SIGKILL);
+            waitpid(d.pid[i], NULL, 0);
+        }
+    teardown(&d);
+    return code;
 }

@@ -1,10 +1,307 @@
-/* daolease run — placeholder until its component lands; refuses with exit 2. */
+/* daolease run — claim a subject, run a command while the lease holds
+ * (cli.md `run`, holder.md "Running a command under a lease").
+ *
+ * The loop is the holder's: each turn reads the host clock once through the
+ * tick adapter, steps the holder (which renews on its own ticks), and
+ * watches the child. At the holder's bound the child's process group gets
+ * SIGTERM, then SIGKILL after the grace; when the child exits the lease is
+ * released, with commit when it exited 0. */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include "cli/cli.h"
+#include "cli/config.h"
+#include "cli/media.h"
+#include "cli/proc.h"
+#include "daolease/holder.h"
+
+#define EXIT_NO_LEASE 75
+#define TURN_NS (5 * 1000000ull) /* the loop's longest sleep */
+
+static const char usage_text[] =
+    "usage: daolease run --config FILE --subject S [--duration D] [--wait D]\n"
+    "                    [--shared] -- CMD [ARG...]\n\n"
+    "Claims subject S (a string), runs CMD while the lease holds, renews it,\n"
+    "stops CMD at the bound if renewals stop succeeding (SIGTERM to its process\n"
+    "group, SIGKILL after the configured grace), and releases the lease when\n"
+    "CMD exits (with commit when it exited 0).\n\n"
+    "  --config FILE   party, key, keyring, grantor, journal, medium (docs/config.md)\n"
+    "  --subject S     what to lease (a msgpack str)\n"
+    "  --duration D    the duration to ask for, e.g. 3s, 500ms (default: config)\n"
+    "  --wait D        give up when no grant arrived within D (default: wait)\n"
+    "  --shared        ask for a shared lease\n\n"
+    "CMD's environment gets DAOLEASE_LEASE (the lease id: its fencing token)\n"
+    "and DAOLEASE_SUBJECT. Exit status: CMD's; 128 + signal when CMD died by a\n"
+    "signal; 75 when no lease was obtained; 2 for usage errors.\n";
+
+struct run {
+    dls_config cfg;
+    dls_secret *secret;
+    dls_keyring *keyring;
+    dls_medium *own;
+    dls_medium *journal;
+    dls_cursor *jcursor;
+    dls_resolver *jresolver;
+    dls_cli_ticks ticks;
+    dls_holder *holder;
+    const char *subject;
+    uint64_t proposal;
+    uint64_t lease;
+    pid_t child;
+    bool stopping;      /* the child was told to stop at the bound */
+    uint64_t stop_at;   /* reading of the SIGTERM */
+    bool killed;
+    int child_status;   /* exit status once the child ended, else -1 */
+};
+
+static int assemble(struct run *r)
+{
+    dls_where w = {0};
+    int rc = dls_secret_load(&r->secret, r->cfg.key, &w);
+    if (rc) {
+        dls_cli_error("run", "%s: %s", r->cfg.key, w.reason ? w.reason : dls_strerror(rc));
+        return rc;
+    }
+    rc = dls_keyring_load(&r->keyring, r->cfg.keyring, &w);
+    if (rc) {
+        dls_cli_error("run", "%s: line %llu: %s", r->cfg.keyring,
+                      (unsigned long long)w.line, w.reason ? w.reason : dls_strerror(rc));
+        return rc;
+    }
+    dls_sync sync = dls_cli_sync(r->cfg.sync);
+    if ((rc = dls_cli_open(&r->own, "run", r->cfg.medium, DLS_OPEN_APPEND, true, sync)) ||
+        (rc = dls_cli_open(&r->journal, "run", r->cfg.journal, DLS_OPEN_READ, false, sync)))
+        return rc;
+    if ((rc = dls_cursor_new(&r->jcursor, r->journal, 0)) ||
+        (rc = dls_resolver_new_signed(&r->jresolver, dls_medium_id(r->journal), r->keyring)) ||
+        (rc = dls_cli_ticks_new(&r->ticks, "run", true))) {
+        dls_cli_error("run", "%s: %s", r->cfg.journal, dls_strerror(rc));
+        return rc;
+    }
+    dls_holder_parts parts = {
+        .name = r->cfg.party, .secret = r->secret, .medium = r->own,
+        .grantor = r->cfg.grantor, .journal = r->jcursor,
+        .journal_resolver = r->jresolver, .ticks = r->ticks.cursor,
+        .tick_resolver = r->ticks.resolver, .tick_party = DLS_CLI_TICK_PARTY,
+    };
+    dls_holder_settings hs;
+    dls_holder_settings_default(&hs);
+    char msg[DLS_HOLDER_TEXT_MAX] = "";
+    rc = dls_holder_new(&r->holder, &parts, &hs, NULL, NULL, msg, sizeof msg);
+    if (rc)
+        dls_cli_error("run", "%s: %s", r->cfg.file, msg[0] ? msg : dls_strerror(rc));
+    return rc;
+}
+
+static void teardown(struct run *r)
+{
+    dls_holder_del(r->holder);
+    dls_cli_ticks_del(&r->ticks);
+    dls_resolver_del(r->jresolver);
+    dls_cursor_del(r->jcursor);
+    dls_medium_del(r->journal);
+    dls_medium_del(r->own);
+    dls_keyring_del(r->keyring);
+    dls_secret_del(r->secret);
+    dls_config_free(&r->cfg);
+}
+
+static int start_child(struct run *r, char **cmd)
+{
+    static char lease_env[64], subject_env[DLS_SUBJECT_MAX + 32];
+    snprintf(lease_env, sizeof lease_env, "DAOLEASE_LEASE=%" PRIu64, r->lease);
+    snprintf(subject_env, sizeof subject_env, "DAOLEASE_SUBJECT=%s", r->subject);
+    char *env[] = {lease_env, subject_env, NULL};
+    r->child = dls_cli_spawn(cmd, env);
+    if (r->child < 0) {
+        dls_cli_error("run", "%s: cannot start: %s", cmd[0], strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+/* The bound was reached (or the lease lapsed): stop the child. */
+static void lose(struct run *r, uint64_t now, const char *why)
+{
+    if (r->child <= 0 || r->stopping)
+        return;
+    fprintf(stderr, "daolease run: lease lost: lease %" PRIu64 " on \"%s\" %s; stopping %d\n",
+            r->lease, r->subject, why, (int)r->child);
+    kill(-r->child, SIGTERM);
+    r->stopping = true;
+    r->stop_at = now;
+}
+
+static void handle_events(struct run *r, const dls_holder_result *res, char **cmd, int *exit_code)
+{
+    for (size_t i = 0; i < res->n_events; i++) {
+        const dls_holder_event *e = &res->events[i];
+        if (e->kind == DLS_HOLDER_GRANTED && e->proposal == r->proposal && !r->lease) {
+            r->lease = e->lease;
+            if (start_child(r, cmd))
+                *exit_code = DLS_EXIT_FAIL;
+        } else if (e->kind == DLS_HOLDER_REFUSED && e->proposal == r->proposal) {
+            dls_cli_error("run", "no lease on \"%s\": refused (%s)", r->subject,
+                          e->text[0] ? e->text : "no reason");
+            *exit_code = EXIT_NO_LEASE;
+        } else if (e->lease && e->lease == r->lease && e->kind == DLS_HOLDER_BOUND) {
+            lose(r, res->now, "reached its bound (renewals did not succeed)");
+        } else if (e->lease && e->lease == r->lease && e->kind == DLS_HOLDER_LAPSED) {
+            lose(r, res->now, "was reclaimed by the grantor");
+        } else if (e->kind == DLS_HOLDER_SIZING) {
+            fprintf(stderr, "daolease run: warning: %s\n", e->text);
+        }
+    }
+}
+
+static void watch_child(struct run *r, uint64_t now)
+{
+    int ws;
+    if (r->child > 0 && waitpid(r->child, &ws, WNOHANG) == r->child) {
+        r->child_status = dls_cli_exit_status(ws);
+        r->child = 0;
+        return;
+    }
+    if (r->stopping && !r->killed && r->child > 0 &&
+        dls_passed(r->stop_at, now, r->cfg.grace.ns)) {
+        kill(-r->child, SIGKILL);
+        r->killed = true;
+    }
+    int sig = dls_cli_stop_requested();
+    if (sig && r->child > 0 && !r->stopping) {
+        kill(-r->child, sig);
+        r->stopping = true;
+        r->stop_at = now;
+    }
+}
+
+/* After the child exited: release (retrying through steps) unless lost. */
+static int finish(struct run *r)
+{
+    if (r->stopping && !dls_holder_may_act(r->holder, r->lease))
+        return r->child_status;
+    bool commit = r->child_status == 0;
+    int rc = dls_holder_release(r->holder, r->lease, commit);
+    for (int i = 0; rc && i < 200; i++) {
+        dls_cli_sleep(TURN_NS);
+        dls_tick_now(r->ticks.adapter, NULL);
+        dls_holder_result res;
+        dls_holder_step(r->holder, &res);
+        dls_holder_lease info;
+        if (dls_holder_lease_info(r->holder, r->lease, &info) == 0 &&
+            info.state == DLS_HOLDER_RELEASED_OK)
+            rc = 0;
+    }
+    if (rc)
+        dls_cli_error("run", "%s: release of lease %" PRIu64 " failed: %s",
+                      r->cfg.medium, r->lease, dls_strerror(rc));
+    return r->child_status;
+}
+
+static int loop(struct run *r, char **cmd, const dls_duration *ask, dls_mode mode,
+                uint64_t wait_ns)
+{
+    uint8_t subject[DLS_SUBJECT_MAX];
+    size_t n;
+    if (dls_cli_subject(r->subject, subject, sizeof subject, &n)) {
+        dls_cli_error("run", "--subject: must be 1 to 1021 bytes");
+        return DLS_EXIT_USAGE;
+    }
+    uint64_t start;
+    if (dls_tick_now(r->ticks.adapter, &start))
+        return DLS_EXIT_FAIL;
+    int rc = dls_holder_propose(r->holder, subject, n, ask, mode, &r->proposal);
+    if (rc) {
+        dls_cli_error("run", "%s: proposal: %s", r->cfg.medium,
+                      dls_holder_message(r->holder)[0] ? dls_holder_message(r->holder)
+                                                       : dls_strerror(rc));
+        return rc == DLS_ERR_SIZING ? DLS_EXIT_USAGE : DLS_EXIT_FAIL;
+    }
+    int exit_code = -1;
+    while (exit_code < 0) {
+        uint64_t now;
+        dls_tick_now(r->ticks.adapter, &now);
+        dls_holder_result res;
+        dls_holder_step(r->holder, &res);
+        handle_events(r, &res, cmd, &exit_code);
+        watch_child(r, now);
+        if (r->lease && r->child == 0 && r->child_status >= 0)
+            return finish(r);
+        if (!r->lease && exit_code < 0 &&
+            (dls_cli_stop_requested() || (wait_ns && dls_passed(start, now, wait_ns)))) {
+            dls_cli_error("run", "no lease on \"%s\" within the wait", r->subject);
+            exit_code = EXIT_NO_LEASE;
+        }
+        uint64_t sleep = TURN_NS;
+        if (res.has_next && res.next_reading > now && res.next_reading - now < sleep)
+            sleep = res.next_reading - now;
+        if (exit_code < 0)
+            dls_cli_sleep(sleep);
+    }
+    return exit_code;
+}
 
 int dls_cmd_run(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    dls_cli_error("run", "not available in this build yet");
-    return DLS_EXIT_USAGE;
+    static const struct option opts[] = {
+        {"config", required_argument, 0, 'c'}, {"subject", required_argument, 0, 's'},
+        {"duration", required_argument, 0, 'd'}, {"wait", required_argument, 0, 'w'},
+        {"shared", no_argument, 0, 'S'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0},
+    };
+    struct run r;
+    memset(&r, 0, sizeof r);
+    r.child_status = -1;
+    const char *config = NULL;
+    dls_duration ask, wait = {0};
+    bool has_ask = false;
+    dls_mode mode = DLS_MODE_EXCLUSIVE;
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'c': config = optarg; break;
+        case 's': r.subject = optarg; break;
+        case 'd':
+            if (dls_cli_duration(optarg, &ask)) {
+                dls_cli_error("run", "--duration %s: not a duration such as 3s or 500ms", optarg);
+                return DLS_EXIT_USAGE;
+            }
+            has_ask = true;
+            break;
+        case 'w':
+            if (dls_cli_duration(optarg, &wait)) {
+                dls_cli_error("run", "--wait %s: not a duration such as 10s", optarg);
+                return DLS_EXIT_USAGE;
+            }
+            break;
+        case 'S': mode = DLS_MODE_SHARED; break;
+        case 'h': fputs(usage_text, stdout); return DLS_EXIT_OK;
+        default: fputs(usage_text, stderr); return DLS_EXIT_USAGE;
+        }
+    }
+    if (!config || !r.subject || optind >= argc) {
+        fputs(usage_text, stderr);
+        return DLS_EXIT_USAGE;
+    }
+    if (dls_config_load(&r.cfg, config, "medium grantor")) {
+        dls_config_free(&r.cfg);
+        return DLS_EXIT_USAGE;
+    }
+    if (!has_ask)
+        ask = r.cfg.duration;
+    dls_cli_catch_stop();
+    int code = assemble(&r) ? DLS_EXIT_FAIL : loop(&r, argv + optind, &ask, mode, wait.ns);
+    if (r.child > 0) { /* never leave the child behind */
+        kill(-r.child, SIGKILL);
+        waitpid(r.child, NULL, 0);
+    }
+    teardown(&r);
+    return code;
 }

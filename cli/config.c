@@ -1,0 +1,235 @@
+#include "cli/config.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static void err(const char *file, const char *key, const char *why)
+{
+    fprintf(stderr, "daolease: %s: key \"%s\": %s\n", file, key, why);
+}
+
+/* Resolves `rel` against the folder of `file` (absolute paths and URLs kept). */
+static char *resolve(const char *file, const char *rel)
+{
+    if (rel[0] == '/' || !strncmp(rel, "redis://", 8))
+        return strdup(rel);
+    const char *slash = strrchr(file, '/');
+    size_t dir = slash ? (size_t)(slash - file) + 1 : 0;
+    char *out = malloc(dir + strlen(rel) + 1);
+    if (!out)
+        return NULL;
+    memcpy(out, file, dir);
+    strcpy(out + dir, rel);
+    return out;
+}
+
+static int must_exist(const char *file, const char *key, const char *path)
+{
+    struct stat st;
+    if (!strncmp(path, "redis://", 8) || stat(path, &st) == 0)
+        return 0;
+    fprintf(stderr, "daolease: %s: key \"%s\": %s: %s\n", file, key, path, strerror(errno));
+    return DLS_ERR_CONFIG;
+}
+
+static int get_path(const char *file, json_t *v, const char *key, char **out, int exists)
+{
+    if (!json_is_string(v) || json_string_length(v) == 0) {
+        err(file, key, "must be a non-empty string");
+        return DLS_ERR_CONFIG;
+    }
+    *out = resolve(file, json_string_value(v));
+    if (!*out)
+        return DLS_ERR_NOMEM;
+    return exists ? must_exist(file, key, *out) : 0;
+}
+
+static int get_name(const char *file, json_t *v, const char *key, char **out)
+{
+    if (!json_is_string(v) || json_string_length(v) == 0 || json_string_length(v) > DLS_ID_MAX) {
+        err(file, key, "must be a party name of 1 to 64 bytes");
+        return DLS_ERR_CONFIG;
+    }
+    *out = strdup(json_string_value(v));
+    return *out ? 0 : DLS_ERR_NOMEM;
+}
+
+static int get_duration(const char *file, json_t *v, const char *key, dls_duration *d,
+                        int allow_zero)
+{
+    static const char *units[] = {"ns", "us", "ms", "s", "min", "h"};
+    const char *u;
+    json_t *m;
+    if (!json_is_object(v) || json_object_size(v) != 1)
+        goto bad;
+    json_object_foreach(v, u, m) {
+        if (!json_is_integer(m) || json_integer_value(m) < 0)
+            goto bad;
+        for (int i = 0; i < 6; i++)
+            if (!strcmp(u, units[i])) {
+                uint64_t mag = (uint64_t)json_integer_value(m);
+                if ((mag == 0 && !allow_zero) ||
+                    dls_duration_make(d, (dls_unit)i, mag) != 0)
+                    goto bad;
+                return 0;
+            }
+    }
+bad:
+    err(file, key, allow_zero ? "must be a duration such as {\"ms\": 250}"
+                              : "must be a positive duration such as {\"ms\": 250}");
+    return DLS_ERR_CONFIG;
+}
+
+static int get_media(dls_config *c, json_t *v)
+{
+    if (!json_is_array(v) || json_array_size(v) == 0 ||
+        json_array_size(v) > DLS_CONFIG_MEDIA_MAX) {
+        err(c->file, "media", "must be a list of 1 to 1024 paths or URLs");
+        return DLS_ERR_CONFIG;
+    }
+    c->media = calloc(json_array_size(v), sizeof *c->media);
+    if (!c->media)
+        return DLS_ERR_NOMEM;
+    size_t i;
+    json_t *e;
+    json_array_foreach(v, i, e) {
+        if (!json_is_string(e)) {
+            err(c->file, "media", "every entry must be a string \"PATH\" or \"PATH=PARTY\"");
+            return DLS_ERR_CONFIG;
+        }
+        char *s = strdup(json_string_value(e));
+        if (!s)
+            return DLS_ERR_NOMEM;
+        char *eq = strncmp(s, "redis://", 8) ? strrchr(s, '=') : NULL;
+        if (eq) {
+            *eq = 0;
+            c->media[i].party = strdup(eq + 1);
+        }
+        c->media[i].where = resolve(c->file, s);
+        free(s);
+        c->n_media++;
+        if (!c->media[i].where)
+            return DLS_ERR_NOMEM;
+        int rc = must_exist(c->file, "media", c->media[i].where);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+static int set_defaults(dls_config *c)
+{
+    int rc = dls_duration_make(&c->tolerance, DLS_UNIT_MS, 250);
+    rc |= dls_duration_make(&c->cadence, DLS_UNIT_MS, 100);
+    rc |= dls_duration_make(&c->duration, DLS_UNIT_S, 3);
+    rc |= dls_duration_make(&c->min_duration, DLS_UNIT_MS, 100);
+    rc |= dls_duration_make(&c->max_duration, DLS_UNIT_H, 1);
+    rc |= dls_duration_make(&c->grace, DLS_UNIT_S, 2);
+    return rc ? DLS_ERR_INVAL : 0;
+}
+
+static int one_key(dls_config *c, const char *k, json_t *v)
+{
+    const char *f = c->file;
+    if (!strcmp(k, "party")) return get_name(f, v, k, &c->party);
+    if (!strcmp(k, "grantor")) return get_name(f, v, k, &c->grantor);
+    if (!strcmp(k, "key")) return get_path(f, v, k, &c->key, 1);
+    if (!strcmp(k, "keyring")) return get_path(f, v, k, &c->keyring, 1);
+    if (!strcmp(k, "journal")) return get_path(f, v, k, &c->journal, 0);
+    if (!strcmp(k, "medium")) return get_path(f, v, k, &c->medium, 0);
+    if (!strcmp(k, "media")) return get_media(c, v);
+    if (!strcmp(k, "tolerance")) return get_duration(f, v, k, &c->tolerance, 1);
+    if (!strcmp(k, "cadence")) return get_duration(f, v, k, &c->cadence, 0);
+    if (!strcmp(k, "duration")) return get_duration(f, v, k, &c->duration, 0);
+    if (!strcmp(k, "min_duration")) return get_duration(f, v, k, &c->min_duration, 0);
+    if (!strcmp(k, "max_duration")) return get_duration(f, v, k, &c->max_duration, 0);
+    if (!strcmp(k, "max")) return get_duration(f, v, k, &c->max, 0);
+    if (!strcmp(k, "lock_delay")) return get_duration(f, v, k, &c->lock_delay, 1);
+    if (!strcmp(k, "grace")) return get_duration(f, v, k, &c->grace, 1);
+    if (!strcmp(k, "ticks") || !strcmp(k, "sync")) {
+        const char *ok = !strcmp(k, "ticks") ? " monotonic " : " none data group ";
+        char probe[32];
+        if (!json_is_string(v) || json_string_length(v) > 16)
+            goto bad;
+        snprintf(probe, sizeof probe, " %s ", json_string_value(v));
+        if (!strstr(ok, probe))
+            goto bad;
+        char **dst = !strcmp(k, "ticks") ? &c->ticks : &c->sync;
+        *dst = strdup(json_string_value(v));
+        return *dst ? 0 : DLS_ERR_NOMEM;
+    bad:
+        err(f, k, !strcmp(k, "ticks") ? "must be \"monotonic\""
+                                       : "must be \"none\", \"data\" or \"group\"");
+        return DLS_ERR_CONFIG;
+    }
+    err(f, k, "unknown key");
+    return DLS_ERR_CONFIG;
+}
+
+static int require(const dls_config *c, const char *need)
+{
+    struct { const char *name; const void *v; } req[] = {
+        {"party", c->party}, {"key", c->key}, {"keyring", c->keyring},
+        {"journal", c->journal}, {"medium", c->medium}, {"media", c->media},
+        {"grantor", c->grantor},
+    };
+    for (size_t i = 0; i < sizeof req / sizeof req[0]; i++) {
+        int core = i < 4;
+        int asked = need && strstr(need, req[i].name) != NULL;
+        if ((core || asked) && !req[i].v) {
+            err(c->file, req[i].name, "is required");
+            return DLS_ERR_CONFIG;
+        }
+    }
+    return 0;
+}
+
+int dls_config_load(dls_config *c, const char *path, const char *need)
+{
+    memset(c, 0, sizeof *c);
+    c->file = strdup(path);
+    if (!c->file || set_defaults(c))
+        return DLS_ERR_NOMEM;
+    json_error_t je;
+    json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
+    if (!root) {
+        fprintf(stderr, "daolease: %s: line %d, column %d: %s\n", path, je.line,
+                je.column, je.text);
+        return DLS_ERR_CONFIG;
+    }
+    int rc = 0;
+    if (!json_is_object(root)) {
+        fprintf(stderr, "daolease: %s: the configuration must be one JSON object\n", path);
+        rc = DLS_ERR_CONFIG;
+    }
+    const char *k;
+    json_t *v;
+    json_object_foreach(root, k, v) {
+        if (rc)
+            break;
+        rc = one_key(c, k, v);
+    }
+    json_decref(root);
+    return rc ? rc : require(c, need);
+}
+
+void dls_config_free(dls_config *c)
+{
+    if (!c)
+        return;
+    for (size_t i = 0; i < c->n_media; i++) {
+        free(c->media[i].where);
+        free(c->media[i].party);
+    }
+    free(c->media);
+    char **s[] = {&c->file, &c->party, &c->key, &c->keyring, &c->grantor,
+                  &c->journal, &c->medium, &c->ticks, &c->sync};
+    for (size_t i = 0; i < sizeof s / sizeof s[0]; i++) {
+        free(*s[i]);
+        *s[i] = NULL;
+    }
+}

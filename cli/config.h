@@ -1,0 +1,51 @@
+/* daolease command — the configuration file of `judge` and `run`
+ * (cli.md, "Configuration"; documented in docs/config.md).
+ *
+ * One JSON object. Paths are relative to the configuration file's folder;
+ * media may also be redis://host:port/key URLs. Unknown keys, a wrong type,
+ * and a file that does not exist are errors naming the file and the key. */
+#ifndef DLS_CLI_CONFIG_H
+#define DLS_CLI_CONFIG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "daolease/fact.h"
+
+#define DLS_CONFIG_MEDIA_MAX 1024
+
+typedef struct dls_config_medium {
+    char *where;   /* a path or a redis:// URL */
+    char *party;   /* for "PATH=PARTY": bare facts belong to PARTY; else NULL */
+} dls_config_medium;
+
+typedef struct dls_config {
+    char *file;          /* the configuration file itself */
+    char *party;         /* this process's party name (required) */
+    char *key;           /* its secret key file (required) */
+    char *keyring;       /* the keyring (required) */
+    char *grantor;       /* the grantor's party name (run; judge: = party) */
+    char *journal;       /* the grantor's journal (required) */
+    char *medium;        /* run: this holder's own medium */
+    dls_config_medium *media; /* judge: the lease-fact media, assembly order */
+    size_t n_media;
+    char *ticks;         /* "monotonic" (the default) */
+    char *sync;          /* "none" | "data" | "group" (default "data") */
+    dls_duration tolerance;    /* default 250 ms */
+    dls_duration cadence;      /* default 100 ms */
+    dls_duration duration;     /* default grant / ask: 3 s */
+    dls_duration min_duration; /* default 100 ms */
+    dls_duration max_duration; /* default 1 h */
+    dls_duration max;          /* cap on tenure; ns 0 = none */
+    dls_duration lock_delay;   /* ns 0 = none */
+    dls_duration grace;        /* run: SIGTERM → SIGKILL grace, default 2 s */
+} dls_config;
+
+/* Loads and validates `path`. `need` lists the keys the caller requires
+ * beyond party, key, keyring and journal: a string such as "medium" or
+ * "media" (NULL for none). On error prints one line to stderr naming the
+ * file, key and reason and returns a negative code. */
+int dls_config_load(dls_config *c, const char *path, const char *need);
+void dls_config_free(dls_config *c);
+
+#endif

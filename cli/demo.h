@@ -1,0 +1,38 @@
+/* daolease demo — shared between the owner (cmd_demo.c) and the agent
+ * processes it forks (demo_agent.c). */
+#ifndef DLS_CLI_DEMO_H
+#define DLS_CLI_DEMO_H
+
+#include <stdint.h>
+
+#define DEMO_GRANTOR "arbiter"
+#define DEMO_PATH_MAX 4096
+
+/* What every agent process is told. */
+typedef struct demo_params {
+    const char *dir;          /* the run's folder */
+    unsigned items;           /* work items item/00 … */
+    unsigned agents;          /* agent processes: agent i starts with items i, i+agents, … */
+    uint64_t duration_ns;     /* asked for each item */
+    uint64_t work_min_ns;     /* the time an item's work takes, drawn per item */
+    uint64_t work_max_ns;
+    uint64_t seed;
+    int progress_fd;          /* the write end of the owner's progress pipe */
+} demo_params;
+
+/* Progress messages, one line each, written with one write(2) (< PIPE_BUF):
+ *   "G <agent> <item> <lease>"  granted, work starts
+ *   "D <agent> <item> <lease>"  work done, result written, released (commit)
+ *   "L <agent> <item> <lease>"  lease lost before the work was done
+ *   "X <agent>"                 the agent knows every item is done and exits */
+
+/* Runs agent `index` (name "agent-<index+1>") until every item is done.
+ * Returns the process exit status. */
+int demo_agent_main(const demo_params *p, unsigned index);
+
+/* Paths inside the run's folder. */
+void demo_path(char *out, const char *dir, const char *name);
+void demo_agent_name(char *out, unsigned index);
+void demo_item_subject(char *out, unsigned item);
+
+#endif

@@ -1,0 +1,145 @@
+#include "cli/media.h"
+
+#include <msgpack.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cli/cli.h"
+#ifdef DLS_HAVE_REDIS
+#include "daolease/redis.h"
+#endif
+
+dls_sync dls_cli_sync(const char *name)
+{
+    if (name && !strcmp(name, "none"))
+        return DLS_SYNC_NONE;
+    if (name && !strcmp(name, "group"))
+        return DLS_SYNC_GROUP;
+    return DLS_SYNC_DATA;
+}
+
+static int report(const char *sub, const char *where, int rc, const dls_where *w)
+{
+    bool at = rc == DLS_ERR_CORRUPT || rc == DLS_ERR_HEADER || rc == DLS_ERR_RECORD;
+    if (w->reason && !at)
+        dls_cli_error(sub, "%s: %s (%s)", where, w->reason, dls_strerror(rc));
+    else if (w->reason)
+        dls_cli_error(sub, "%s: position %llu: %s (%s)", where,
+                      (unsigned long long)w->offset, w->reason, dls_strerror(rc));
+    else
+        dls_cli_error(sub, "%s: %s", where, dls_strerror(rc));
+    return rc;
+}
+
+#ifdef DLS_HAVE_REDIS
+static int open_redis(dls_medium **out, const char *where, dls_open_mode mode,
+                      bool create, dls_sync sync, dls_where *w)
+{
+    dls_redis_settings rs;
+    dls_redis_settings_default(&rs);
+    rs.sync = sync == DLS_SYNC_NONE ? DLS_SYNC_NONE : rs.sync;
+    int rc = dls_redis_open(out, where, mode, &rs, w);
+    if (rc == DLS_ERR_NOTFOUND && create) {
+        memset(w, 0, sizeof *w);
+        rc = dls_redis_create(out, where, &rs, w);
+    }
+    return rc;
+}
+#endif
+
+int dls_cli_open(dls_medium **out, const char *sub, const char *where,
+                 dls_open_mode mode, bool create, dls_sync sync)
+{
+    dls_medium_settings s;
+    dls_medium_settings_default(&s);
+    s.sync = sync;
+    dls_where w = {0};
+    int rc;
+    if (!strncmp(where, "redis://", 8)) {
+#ifdef DLS_HAVE_REDIS
+        rc = open_redis(out, where, mode, create, sync, &w);
+#else
+        dls_cli_error(sub, "%s: this build has no Redis medium", where);
+        return DLS_ERR_CONFIG;
+#endif
+    } else {
+        struct stat st;
+        if (create && stat(where, &st) != 0)
+            rc = dls_medium_create(out, DLS_MEDIUM_FILE, where, &s, &w);
+        else
+            rc = dls_medium_open(out, where, mode, &s, &w);
+    }
+    return rc ? report(sub, where, rc, &w) : 0;
+}
+
+int dls_cli_ticks_new(dls_cli_ticks *t, const char *sub, bool cursor)
+{
+    memset(t, 0, sizeof *t);
+    dls_medium_settings ms;
+    dls_medium_settings_default(&ms);
+    ms.ring_capacity = 1024;
+    dls_tick_settings ts;
+    dls_tick_settings_default(&ts);
+    dls_where w = {0};
+    int rc = dls_ring_new(&t->ring, &ms);
+    if (!rc)
+        rc = dls_tick_new(&t->adapter, t->ring, &ts, &w);
+    if (!rc)
+        rc = dls_resolver_new_medium(&t->resolver, dls_medium_id(t->ring),
+                                     DLS_CLI_TICK_PARTY, NULL);
+    if (!rc && cursor)
+        rc = dls_cursor_new(&t->cursor, t->ring, 0);
+    if (rc) {
+        dls_cli_error(sub, "tick adapter: %s%s%s", dls_strerror(rc),
+                      w.reason ? ": " : "", w.reason ? w.reason : "");
+        dls_cli_ticks_del(t);
+    }
+    return rc;
+}
+
+void dls_cli_ticks_del(dls_cli_ticks *t)
+{
+    dls_cursor_del(t->cursor);
+    dls_resolver_del(t->resolver);
+    dls_tick_del(t->adapter);
+    dls_medium_del(t->ring);
+    memset(t, 0, sizeof *t);
+}
+
+int dls_cli_duration(const char *text, dls_duration *d)
+{
+    static const struct { const char *suffix; dls_unit unit; } units[] = {
+        {"ns", DLS_UNIT_NS}, {"us", DLS_UNIT_US}, {"ms", DLS_UNIT_MS},
+        {"min", DLS_UNIT_MIN}, {"s", DLS_UNIT_S}, {"h", DLS_UNIT_H},
+    };
+    char *end;
+    if (!text || text[0] < '0' || text[0] > '9')
+        return DLS_ERR_INVAL;
+    unsigned long long mag = strtoull(text, &end, 10);
+    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
+        if (!strcmp(end, units[i].suffix))
+            return mag == 0 ? DLS_ERR_INVAL : dls_duration_make(d, units[i].unit, mag);
+    return DLS_ERR_INVAL;
+}
+
+int dls_cli_subject(const char *s, uint8_t *out, size_t cap, size_t *len)
+{
+    size_t n = strlen(s);
+    if (n == 0 || n > DLS_SUBJECT_MAX - 3)
+        return DLS_ERR_INVAL;
+    msgpack_sbuffer sb;
+    msgpack_sbuffer_init(&sb);
+    msgpack_packer pk;
+    msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+    int rc = msgpack_pack_str(&pk, n) || msgpack_pack_str_body(&pk, s, n) ? DLS_ERR_NOMEM : 0;
+    if (!rc && sb.size > cap)
+        rc = DLS_ERR_TOOBIG;
+    if (!rc) {
+        memcpy(out, sb.data, sb.size);
+        *len = sb.size;
+    }
+    msgpack_sbuffer_destroy(&sb);
+    return rc;
+}

@@ -1,0 +1,43 @@
+/* daolease command — opening media by path or URL, and the tick plumbing
+ * shared by `judge`, `run` and `demo`. */
+#ifndef DLS_CLI_MEDIA_H
+#define DLS_CLI_MEDIA_H
+
+#include <stdbool.h>
+
+#include "daolease/attrib.h"
+#include "daolease/stream.h"
+#include "daolease/tick.h"
+
+/* Opens `where` (a path, or a redis:// URL) in `mode`; with `create`, a
+ * missing medium is created first (a file, or a Redis key). On error prints
+ * one line "daolease SUB: WHERE: position P: REASON" and returns the code. */
+int dls_cli_open(dls_medium **out, const char *sub, const char *where,
+                 dls_open_mode mode, bool create, dls_sync sync);
+
+/* Parses "none" | "data" | "group" (NULL: data). */
+dls_sync dls_cli_sync(const char *name);
+
+/* Host-clock ticks for one process: an in-memory ring, the tick adapter
+ * writing bare tick facts to it, a medium resolver naming the tick party,
+ * and (for a holder) a cursor on it. */
+typedef struct dls_cli_ticks {
+    dls_medium *ring;
+    dls_tick *adapter;
+    dls_resolver *resolver;
+    dls_cursor *cursor;
+} dls_cli_ticks;
+
+#define DLS_CLI_TICK_PARTY "ticks"
+
+int dls_cli_ticks_new(dls_cli_ticks *t, const char *sub, bool cursor);
+void dls_cli_ticks_del(dls_cli_ticks *t);
+
+/* Parses a duration written "250ms", "3s", "2min", "1h", "500us", "10ns"
+ * (or a JSON map {"ms":250}). 0 or DLS_ERR_INVAL. */
+int dls_cli_duration(const char *text, dls_duration *d);
+
+/* Encodes a str subject as msgpack (shortest form) into out[cap]. */
+int dls_cli_subject(const char *s, uint8_t *out, size_t cap, size_t *len);
+
+#endif

@@ -1,0 +1,289 @@
+/* End-to-end process tests: a `daolease judge` process and `daolease run`
+ * processes competing for one subject over stream files (holder.md
+ * "Running a command under a lease", cli.md `run` and `judge`, host.md
+ * "Fencing tokens").
+ *
+ * The commands run under the leases are small shell scripts that append
+ * "start T", "end T" (or "stopped T", "late T") lines to a shared file,
+ * T being the fencing token they read from DAOLEASE_LEASE. The test then
+ * replays those writes through the library's fence guard, as the resource
+ * would. Wall time is never asserted: only orders and tokens. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "daolease/host.h"
+
+static char dir[256];
+static const char *bin;
+
+static void sh(const char *fmt, ...)
+{
+    char cmd[4096];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(cmd, sizeof cmd, fmt, ap);
+    va_end(ap);
+    int rc = system(cmd);
+    if (rc != 0)
+        fail_msg("command failed (%d): %s", rc, cmd);
+}
+
+static void sleep_ms(unsigned ms)
+{
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) && errno == EINTR)
+        ;
+}
+
+/* Starts `cmd` under /bin/sh in the background; returns its pid. */
+static pid_t spawn(const char *fmt, ...)
+{
+    char cmd[4096];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(cmd, sizeof cmd, fmt, ap);
+    va_end(ap);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+        _exit(127);
+    }
+    return pid;
+}
+
+static int wait_status(pid_t pid)
+{
+    int ws;
+    assert_int_equal(waitpid(pid, &ws, 0), pid);
+    return WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
+}
+
+/* A folder with keys for the grantor and three agents, their media, and
+ * the configuration files of one judge and three runs. */
+static int setup(void **state)
+{
+    (void)state;
+    bin = getenv("DAOLEASE_BIN");
+    if (!bin)
+        bin = "daolease";
+    snprintf(dir, sizeof dir, "/tmp/dls-e2e-XXXXXX");
+    assert_non_null(mkdtemp(dir));
+    sh("cd %s && for p in arbiter a1 a2 a3; do %s keygen $p >> keyring; done", dir, bin);
+    sh("cd %s && for p in a1 a2 a3; do %s stream create $p.dls > /dev/null; done", dir, bin);
+    sh("cd %s && printf '%%s' '{\"party\": \"arbiter\", \"key\": \"arbiter.secret\", "
+       "\"keyring\": \"keyring\", \"journal\": \"journal.dls\", "
+       "\"media\": [\"a1.dls\", \"a2.dls\", \"a3.dls\"], \"duration\": {\"s\": 1}, "
+       "\"tolerance\": {\"ms\": 250}, \"cadence\": {\"ms\": 100}}' > judge.json", dir);
+    for (int i = 1; i <= 3; i++)
+        sh("cd %s && printf '%%s' '{\"party\": \"a%d\", \"key\": \"a%d.secret\", "
+           "\"keyring\": \"keyring\", \"grantor\": \"arbiter\", \"journal\": \"journal.dls\", "
+           "\"medium\": \"a%d.dls\", \"duration\": {\"s\": 1}, \"grace\": {\"ms\": 500}}' "
+           "> run-a%d.json", dir, i, i, i, i);
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    if (!getenv("DLS_KEEP"))
+        sh("rm -rf %s", dir);
+    return 0;
+}
+
+static pid_t start_judge(void)
+{
+    pid_t judge = spawn("cd %s && exec %s judge --config judge.json > judge.log 2>&1", dir, bin);
+    /* the judge creates the journal; runs need it to exist */
+    char path[512];
+    snprintf(path, sizeof path, "%s/journal.dls", dir);
+    for (int i = 0; i < 500; i++) {
+        struct stat st;
+        if (stat(path, &st) == 0 && st.st_size >= 48)
+            return judge;
+        sleep_ms(10);
+    }
+    fail_msg("the judge did not create its journal");
+    return judge;
+}
+
+static void stop(pid_t pid)
+{
+    kill(pid, SIGTERM);
+    wait_status(pid);
+}
+
+/* One write the commands attempted: a kind and a token. */
+struct write {
+    char kind[16];
+    uint64_t token;
+};
+
+static size_t read_writes(const char *name, struct write *w, size_t cap)
+{
+    char path[512], line[128];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    size_t n = 0;
+    while (n < cap && fgets(line, sizeof line, f))
+        if (sscanf(line, "%15s %" SCNu64, w[n].kind, &w[n].token) == 2)
+            n++;
+    fclose(f);
+    return n;
+}
+
+/* holder.md, cli.md `run`: three runs competing for one subject run their
+ * commands one at a time — every "start T" is followed by its own "end T"
+ * before any other start — and the tokens strictly increase (the lease id
+ * is the fencing token, strictly increasing per grantor). */
+static void test_three_runs_one_at_a_time(void **state)
+{
+    (void)state;
+    pid_t judge = start_judge();
+    pid_t run[3];
+    for (int i = 0; i < 3; i++)
+        run[i] = spawn("cd %s && exec %s run --config run-a%d.json --subject job --wait 30s -- "
+                       "sh -c 'echo start $DAOLEASE_LEASE >> writes; sleep 0.4; "
+                       "echo end $DAOLEASE_LEASE >> writes'",
+                       dir, bin, i + 1);
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(wait_status(run[i]), 0); /* exit status is CMD's */
+    stop(judge);
+    struct write w[16];
+    size_t n = read_writes("writes", w, 16);
+    assert_int_equal(n, 6);
+    for (size_t i = 0; i < n; i += 2) {
+        assert_string_equal(w[i].kind, "start");
+        assert_string_equal(w[i + 1].kind, "end");
+        assert_true(w[i].token == w[i + 1].token);
+        if (i)
+            assert_true(w[i].token > w[i - 1].token);
+    }
+}
+
+/* holder.md "Stop acting at the bound", cli.md `run`: when renewals stop
+ * succeeding (the run's medium is sealed, so appends are refused), the run
+ * stops its command at the holder's bound — SIGTERM to its group, "lease
+ * lost" on stderr — before the judge grants the subject to the next run. */
+static void test_failing_renewals_stop_child_before_regrant(void **state)
+{
+    (void)state;
+    sh("rm -f %s/writes2", dir);
+    pid_t judge = start_judge();
+    pid_t first = spawn("cd %s && exec %s run --config run-a1.json --subject job2 --wait 30s -- "
+                        "sh -c 'trap \"echo stopped $DAOLEASE_LEASE >> writes2; exit 0\" TERM; "
+                        "echo start $DAOLEASE_LEASE >> writes2; "
+                        "while :; do sleep 0.05; done' 2> run1.err",
+                        dir, bin);
+    /* wait until the first command runs, then seal its holder's medium */
+    char path[512];
+    snprintf(path, sizeof path, "%s/writes2", dir);
+    for (int i = 0; i < 1000; i++) {
+        struct stat st;
+        if (stat(path, &st) == 0 && st.st_size > 0)
+            break;
+        sleep_ms(10);
+    }
+    sh("cd %s && %s stream seal a1.dls", dir, bin);
+    pid_t second = spawn("cd %s && exec %s run --config run-a2.json --subject job2 --wait 30s -- "
+                         "sh -c 'echo start $DAOLEASE_LEASE >> writes2'",
+                         dir, bin);
+    int s1 = wait_status(first);
+    assert_int_equal(wait_status(second), 0);
+    stop(judge);
+    assert_int_equal(s1, 0); /* the trap exits 0 after SIGTERM */
+    sh("grep -q 'lease lost' %s/run1.err", dir);
+    struct write w[8];
+    size_t n = read_writes("writes2", w, 8);
+    assert_int_equal(n, 3);
+    assert_string_equal(w[0].kind, "start");
+    assert_string_equal(w[1].kind, "stopped"); /* stopped before ... */
+    assert_string_equal(w[2].kind, "start");   /* ... the next holder started */
+    assert_true(w[2].token > w[0].token);
+}
+
+/* host.md "Fencing tokens", holder.md "What the bound is not": a run frozen
+ * outright (SIGSTOP: no holder can stop itself) loses its lease by silence;
+ * the subject is granted to another run; when the frozen command resumes,
+ * its late write carries the old token and the resource's fence guard
+ * refuses it, while every write of the new holder is admitted. */
+static void test_frozen_run_late_write_refused_by_guard(void **state)
+{
+    (void)state;
+    sh("rm -f %s/writes3", dir);
+    pid_t judge = start_judge();
+    pid_t first = spawn("cd %s && exec %s run --config run-a3.json --subject job3 --wait 30s -- "
+                        "sh -c 'echo start $DAOLEASE_LEASE >> writes3; echo $$ > frozen.pid; "
+                        "sleep 1; echo late $DAOLEASE_LEASE >> writes3'",
+                        dir, bin);
+    char path[512];
+    snprintf(path, sizeof path, "%s/frozen.pid", dir);
+    FILE *f = NULL;
+    for (int i = 0; i < 1000 && !f; i++) {
+        sleep_ms(10);
+        f = fopen(path, "r");
+    }
+    assert_non_null(f);
+    int child = 0;
+    assert_int_equal(fscanf(f, "%d", &child), 1);
+    fclose(f);
+    /* freeze the run and its command's whole group */
+    kill(first, SIGSTOP);
+    kill(-child, SIGSTOP);
+    pid_t second = spawn("cd %s && exec %s run --config run-a2.json --subject job3 --wait 30s -- "
+                         "sh -c 'echo start $DAOLEASE_LEASE >> writes3; "
+                         "echo end $DAOLEASE_LEASE >> writes3'",
+                         dir, bin);
+    assert_int_equal(wait_status(second), 0);
+    /* the command resumes first (its pause ends before its run's): its
+     * late write reaches the resource; then the run wakes, past its bound */
+    kill(-child, SIGCONT);
+    snprintf(path, sizeof path, "grep -q late %s/writes3", dir);
+    for (int i = 0; i < 500 && system(path) != 0; i++)
+        sleep_ms(10);
+    kill(first, SIGCONT);
+    wait_status(first);
+    stop(judge);
+    struct write w[8];
+    size_t n = read_writes("writes3", w, 8);
+    assert_int_equal(n, 4);
+    dls_fence_guard *g;
+    assert_int_equal(dls_fence_guard_new(&g, NULL, NULL, NULL), 0);
+    int refused = 0;
+    for (size_t i = 0; i < n; i++) {
+        int rc = dls_fence_guard_admit(g, w[i].token);
+        if (!strcmp(w[i].kind, "late")) {
+            assert_int_not_equal(rc, 0); /* the stale holder's write is refused */
+            refused++;
+        } else {
+            assert_int_equal(rc, 0);
+        }
+    }
+    assert_int_equal(refused, 1);
+    dls_fence_guard_del(g);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_three_runs_one_at_a_time),
+        cmocka_unit_test(test_failing_renewals_stop_child_before_regrant),
+        cmocka_unit_test(test_frozen_run_late_write_refused_by_guard),
+    };
+    return cmocka_run_group_tests_name("e2e", tests, setup, teardown);
+}
