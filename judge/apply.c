@@ -1,0 +1,223 @@
+/* Step 2 of the pass, record by record (judge.md, The pass; attribution.md,
+ * gates 1 and 2; vocabulary.md, seq and rule 6). Shared by the live pass
+ * and by the journal replay of a restart, so that both count exactly the
+ * same evidence.
+ *
+ * Each record is attributed by its medium's resolver, decoded, stamped
+ * with `now` and applied:
+ *   - a renewal counts when it names a live lease, arrived on the lease's
+ *     registered medium, is authored by the lease's holder and carries a
+ *     seq above the last counted one: the last relevant observation becomes
+ *     now and the evidence known;
+ *   - a release counts under the same three conditions and marks the lease
+ *     released (a second one is defective by rule 6);
+ *   - a proposal counts when its seq exceeds its author's last on that
+ *     medium: it joins this pass's proposals;
+ *   - anything else is counted and ignored.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "judge/internal.h"
+
+void jl_prop_free(jl_prop *p)
+{
+    free(p->subject);
+    p->subject = NULL;
+}
+
+void ja_gap(dls_judge *j, uint16_t mi, uint64_t now)
+{
+    jm_medium *m = &j->media[mi];
+    m->gap_epoch++;
+    m->gap_now = now;
+}
+
+static bool is_holder(const dls_judge *j, const jl_lease *l, dls_bytes author)
+{
+    const jl_party *pa = jl_party_at(j, l->holder);
+    return pa->len == author.n && memcmp(pa->name, author.p, author.n) == 0;
+}
+
+/* The lease a renewal or release names, when it may count for it. */
+static jl_lease *evidence_for(dls_judge *j, uint16_t mi, dls_bytes author, uint64_t id)
+{
+    dls_judge_pass_result *r = j->res;
+    uint32_t idx = jl_lease_find(j, id);
+    if (idx == JNIL) {
+        r->ignored_unknown_lease++;
+        return NULL;
+    }
+    jl_lease *l = jl_lease_at(j, idx);
+    if (l->medium != mi) { /* gate 2: only the registered medium */
+        r->ignored_misplaced++;
+        return NULL;
+    }
+    if (!is_holder(j, l, author)) { /* gate 1 */
+        r->ignored_wrong_author++;
+        return NULL;
+    }
+    return l;
+}
+
+static void apply_renewal(dls_judge *j, uint16_t mi, dls_bytes author, const dls_fact *f,
+                          uint64_t now, bool replay)
+{
+    jl_lease *l = evidence_for(j, mi, author, f->lease);
+    if (!l)
+        return;
+    if (f->seq <= l->last_seq) {
+        j->res->ignored_replayed++;
+        return;
+    }
+    /* Counted whatever else holds (pending, released, ended). */
+    if (!replay && dls_passed(l->last_obs, now, l->duration_ns / 2))
+        j->res->late_renewals++;
+    l->last_seq = f->seq;
+    l->last_obs = now;
+    l->flags &= ~(uint32_t)JL_UNKNOWN;
+    l->epoch = j->media[mi].gap_epoch;
+    /* The deadline moved later: the heap's lower bound stays valid. */
+}
+
+static void apply_release(dls_judge *j, uint16_t mi, dls_bytes author, const dls_fact *f)
+{
+    jl_lease *l = evidence_for(j, mi, author, f->lease);
+    if (!l)
+        return;
+    if (l->flags & JL_RELEASED) { /* rule 6: the first release stands */
+        j->res->defective[6]++;
+        return;
+    }
+    l->flags |= JL_RELEASED | (f->commit ? JL_COMMIT : 0);
+    if (l->heap_pos != JNIL)
+        jheap_update(&j->deadlines, l->heap_pos, 0);
+}
+
+static uint32_t prop_hash(const dls_judge *j, const jl_party *pa, const uint8_t *prop,
+                          size_t plen)
+{
+    uint8_t key[1 + DLS_ID_MAX + JL_PROPOSAL_MAX];
+    key[0] = pa->len;
+    memcpy(key + 1, pa->name, pa->len);
+    memcpy(key + 1 + pa->len, prop, plen);
+    return jl_hash(j, key, 1 + pa->len + plen);
+}
+
+static int apply_proposal(dls_judge *j, uint16_t mi, dls_bytes author, const dls_fact *f,
+                          bool replay)
+{
+    uint32_t party;
+    int rc = jl_party_get(j, author.p, author.n, &party);
+    if (rc)
+        return rc;
+    if (f->seq <= jl_pseq_get(j, party, mi)) {
+        j->res->ignored_replayed++;
+        return 0;
+    }
+    jl_prop p;
+    memset(&p, 0, sizeof p);
+    p.subject = malloc(f->subject.n);
+    if (!p.subject)
+        return DLS_ERR_NOMEM;
+    rc = jl_pseq_set(j, party, mi, f->seq);
+    if (!rc)
+        rc = jvec_reserve(&j->props, sizeof p, 1);
+    if (rc) {
+        free(p.subject);
+        return rc;
+    }
+    memcpy(p.subject, f->subject.p, f->subject.n);
+    p.slen = (uint16_t)f->subject.n;
+    p.arrival = ++j->arrival;
+    p.holder = party;
+    p.medium = mi;
+    p.plen = (uint8_t)f->proposal.n;
+    memcpy(p.proposal, f->proposal.p, f->proposal.n);
+    p.has_mode = (f->keys & DLS_K_MODE) != 0;
+    p.mode = f->mode;
+    p.has_ask = (f->keys & DLS_K_DURATION) != 0;
+    p.ask = f->duration;
+    if (replay) {
+        uint32_t h = prop_hash(j, jl_party_at(j, party), p.proposal, p.plen);
+        rc = jtab_insert(&j->prop_index, h, (uint32_t)j->props.n);
+        if (rc) {
+            free(p.subject);
+            return rc;
+        }
+    }
+    JVEC_AT(j->props, jl_prop, j->props.n++) = p;
+    return 0;
+}
+
+int ja_apply(dls_judge *j, uint16_t mi, const uint8_t *rec, size_t n, uint64_t now,
+             bool replay)
+{
+    dls_judge_pass_result *r = j->res;
+    dls_attribution a;
+    dls_resolver_attribute(j->media[mi].r, rec, n, &a);
+    if (!a.attributed) {
+        r->forged++;
+        return 0;
+    }
+    dls_fact f;
+    dls_where w = {0};
+    int rc = dls_fact_decode(a.fact.p, a.fact.n, &f, &w);
+    if (rc) {
+        int rule = w.rule >= 1 && w.rule <= 7 ? w.rule : 1;
+        r->defective[rule]++;
+        return 0;
+    }
+    switch (f.kind) {
+    case DLS_FACT_NONE:
+        r->not_lease++;
+        return 0;
+    case DLS_FACT_RENEWAL:
+        apply_renewal(j, mi, a.author, &f, now, replay);
+        return 0;
+    case DLS_FACT_RELEASE:
+        apply_release(j, mi, a.author, &f);
+        return 0;
+    case DLS_FACT_PROPOSAL:
+        return apply_proposal(j, mi, a.author, &f, replay);
+    default: /* grants, refusals, lapsed and ticks do not belong here */
+        r->ignored_misplaced++;
+        return 0;
+    }
+}
+
+/* ---- replay: answers remove unanswered proposals ----------------------------- */
+
+typedef struct prop_key {
+    uint32_t holder;
+    const uint8_t *p;
+    size_t n;
+} prop_key;
+
+static bool prop_eq(const void *ctx, uint32_t ref, const void *key)
+{
+    const dls_judge *j = ctx;
+    const jl_prop *p = &JVEC_AT(j->props, jl_prop, ref);
+    const prop_key *k = key;
+    return !p->dead && p->holder == k->holder && p->plen == k->n &&
+           memcmp(p->proposal, k->p, k->n) == 0;
+}
+
+/* A grant or refusal on the journal answered (holder, proposal). */
+void ja_answered(dls_judge *j, dls_bytes holder, dls_bytes proposal)
+{
+    uint32_t party;
+    if (proposal.n == 0 || proposal.n > JL_PROPOSAL_MAX)
+        return;
+    if (jl_party_get(j, holder.p, holder.n, &party))
+        return;
+    uint32_t h = prop_hash(j, jl_party_at(j, party), proposal.p, proposal.n);
+    prop_key k = {party, proposal.p, proposal.n};
+    uint32_t ref = jtab_find(&j->prop_index, h, prop_eq, j, &k);
+    if (ref == JNIL)
+        return;
+    jl_prop *p = &JVEC_AT(j->props, jl_prop, ref);
+    jtab_remove(&j->prop_index, h, ref);
+    p->dead = 1;
+    jl_prop_free(p);
+}

@@ -1,0 +1,406 @@
+/* daolease — the judge's private state (judge.md): the ledger, the media,
+ * the per-pass scratch. Internal to the judge; the audit must not use it
+ * (judge.md, Audit replay: the audit shares the codec, not the ledger).
+ *
+ * Pools. Leases and subjects live in chunked pools addressed by 32-bit
+ * indices (so the hash indexes, heaps and subject lists hold 4-byte
+ * references and nothing moves when a pool grows). A live lease costs
+ * sizeof(jl_lease) + a heap entry + a hash slot; see docs/judge.md, Sizing.
+ */
+#ifndef DLS_JUDGE_INTERNAL_H
+#define DLS_JUDGE_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <sodium.h>
+
+#include "daolease/attrib.h"
+#include "daolease/fact.h"
+#include "daolease/judge.h"
+#include "daolease/mark.h"
+#include "daolease/stream.h"
+#include "judge/jheap.h"
+#include "judge/jtab.h"
+
+#define JL_NO_MEDIUM 0xffffu
+#define JL_PROPOSAL_MAX (DLS_ID_MAX + 2) /* an encoded proposal id */
+
+/* ---- vectors ---------------------------------------------------------------- */
+
+typedef struct jvec {
+    void *p;
+    size_t n, cap;
+} jvec;
+
+int jvec_reserve(jvec *v, size_t elem, size_t more);
+/* Appends one element of `elem` bytes; 0 or DLS_ERR_NOMEM. */
+int jvec_push(jvec *v, size_t elem, const void *x);
+void jvec_free(jvec *v);
+#define JVEC_AT(v, T, i) (((T *)(v).p)[i])
+
+/* ---- the ledger ------------------------------------------------------------- */
+
+enum jl_lease_flags {
+    JL_USED = 1u << 0,
+    JL_RELEASED = 1u << 1,
+    JL_COMMIT = 1u << 2,
+    JL_UNKNOWN = 1u << 3,   /* evidence unknown, resumed reading in `resumed` */
+    JL_PENDING = 1u << 4,   /* reclaim pending with `cause` */
+    JL_ENDED = 1u << 5,     /* the owner ended it (policy) */
+    JL_SHARED = 1u << 6,
+    JL_PARKED = 1u << 7,    /* parked on its failing medium */
+    JL_RECOVERED = 1u << 8  /* rebuilt by replay, not yet seen by a pass */
+};
+
+typedef struct jl_lease {
+    uint32_t flags;
+    uint32_t subject;       /* subject pool index */
+    uint64_t id;
+    uint64_t duration_ns;
+    uint64_t max_ns;        /* 0: no cap */
+    uint64_t tenure_start;
+    uint64_t last_obs;      /* last relevant observation */
+    uint64_t resumed;       /* resumed reading (evidence unknown) */
+    uint64_t last_seq;      /* last counted renewal seq */
+    uint32_t holder;        /* party index */
+    uint32_t subj_next;     /* the subject's lease list */
+    uint32_t subj_prev;
+    uint32_t heap_pos;      /* JNIL when not in the deadline heap */
+    uint32_t epoch;         /* the medium's gap epoch when evidence was last known */
+    uint16_t medium;        /* assembly index or JL_NO_MEDIUM */
+    uint8_t cause;          /* the pending cause */
+    uint8_t pad;
+} jl_lease;
+
+enum jl_subject_flags {
+    JS_USED = 1u << 0,
+    JS_DELAYED = 1u << 1,   /* in a lock-delay */
+    JS_FREED = 1u << 2,     /* listed in this pass's freed subjects */
+    JS_REFUSED = 1u << 3    /* listed in this pass's refused subjects */
+};
+
+typedef struct jl_waiter jl_waiter;
+
+typedef struct jl_subject {
+    uint32_t flags;
+    uint32_t hash;
+    uint8_t *bytes;
+    uint64_t delay_start;   /* the reclaim's now that started the lock-delay */
+    uint64_t delay_lease;   /* the lease whose reclaim started it */
+    jl_waiter *whead, *wtail;
+    uint32_t first_lease;   /* JNIL when none */
+    uint32_t n_excl;        /* live (incl. pending) exclusive leases */
+    uint32_t n_shared;
+    uint32_t nwaiters;
+    uint32_t delay_pos;     /* position in the delay heap, JNIL */
+    uint16_t len;
+} jl_subject;
+
+typedef struct jl_pseq {
+    uint16_t medium;
+    uint64_t seq;
+} jl_pseq;
+
+/* A party (holder / proposal author): its name and, per medium, the last
+ * counted proposal seq (vocabulary.md: state bounded by authors). */
+typedef struct jl_party {
+    uint8_t name[DLS_ID_MAX];
+    uint8_t len;
+    uint32_t hash;
+    jl_pseq *pseq;
+    uint32_t npseq;
+} jl_party;
+
+/* A proposal, drained this pass or recovered by replay, or waiting. */
+typedef struct jl_prop {
+    uint64_t arrival;       /* drain order: global counter */
+    uint32_t holder;
+    uint16_t medium;
+    uint8_t plen;
+    uint8_t has_mode, has_ask, dead;
+    dls_mode mode;
+    dls_duration ask;
+    uint8_t proposal[JL_PROPOSAL_MAX];
+    uint8_t *subject;       /* malloc'd copy */
+    uint16_t slen;
+} jl_prop;
+
+struct jl_waiter {
+    jl_waiter *next, *prev;
+    uint32_t subject;
+    uint32_t self;          /* index in the waiter pool */
+    uint32_t heap_pos;
+    uint64_t arrived_at;    /* now at arrival */
+    uint64_t bound;         /* fixed at arrival */
+    jl_prop p;              /* p.subject unused (the subject's bytes) */
+};
+
+typedef struct jpool {
+    uint8_t **chunks;
+    uint32_t nchunks;
+    uint32_t item;          /* item size */
+    uint32_t next;          /* never-used index */
+    jvec free;              /* uint32_t stack of freed indices */
+    uint32_t used;
+} jpool;
+
+#define JPOOL_SHIFT 10u
+#define JPOOL_CHUNK (1u << JPOOL_SHIFT)
+
+static inline void *jpool_at(const jpool *p, uint32_t i)
+{
+    return p->chunks[i >> JPOOL_SHIFT] + (size_t)(i & (JPOOL_CHUNK - 1)) * p->item;
+}
+
+/* ---- media ------------------------------------------------------------------ */
+
+typedef struct jm_medium {
+    dls_medium *m;
+    dls_resolver *r;
+    dls_cursor *c;
+    uint8_t id[DLS_MEDIUM_ID_LEN];
+    bool retired;
+    bool failed;            /* this pass: transport-error or budget cut */
+    bool cut;               /* this pass: the drain budget cut it short */
+    bool in_run;            /* failing in an unbroken run of passes */
+    uint64_t fail_since;    /* now of the run's first pass */
+    uint64_t err_pos;
+    uint32_t gap_epoch;     /* bumped by each gap */
+    uint64_t gap_now;       /* now of the latest gap */
+    jvec parked;            /* jl_parked: leases whose silence judgement waits */
+} jm_medium;
+
+typedef struct jl_parked {
+    uint64_t id;
+    uint32_t idx;
+} jl_parked;
+
+typedef struct jm_tick {
+    dls_medium *m;
+    dls_resolver *r;
+    dls_cursor *c;
+    char *adapter;
+    size_t adapter_len;
+    dls_rule7 r7;
+    bool retired;
+} jm_tick;
+
+typedef struct jl_request {
+    uint64_t ticket;
+    uint32_t holder;
+    uint16_t medium;
+    bool has_duration;
+    bool has_mode;
+    dls_duration duration;
+    dls_mode mode;
+    uint8_t *subject;
+    uint16_t slen;
+} jl_request;
+
+typedef struct jl_freed {
+    uint64_t lease;
+    uint32_t subject;
+} jl_freed;
+
+/* ---- the judge -------------------------------------------------------------- */
+
+struct dls_judge {
+    /* assembly */
+    const dls_secret *grantor;
+    char *grantor_name;
+    size_t grantor_len;
+    dls_medium *journal;
+    uint8_t journal_id[DLS_MEDIUM_ID_LEN];
+    int lock_fd;
+    jm_tick *ticks;
+    size_t nticks;
+    jm_medium *media;
+    size_t nmedia;
+    char *basis;
+    uint64_t tolerance;
+    uint64_t cadence;
+    dls_duration default_duration, min_duration, max_duration, tenure_max;
+    uint64_t lock_delay;
+    size_t drain_budget;
+    dls_judge_callbacks cb;
+    void *user;
+    uint8_t hkey[crypto_shorthash_KEYBYTES];
+
+    /* state */
+    bool fatal;
+    bool in_callback;
+    bool ticks_ended;       /* the last tick cursor was retired */
+    bool now_valid;
+    uint64_t now;
+    bool prev_valid;        /* a previous now on this basis (cadence) */
+    uint64_t prev_now;
+    uint64_t last_pass;
+    bool started;           /* the first pass with a now has run */
+    bool replayed;          /* the ledger came from a journal */
+    bool basis_changed;     /* the journal's basis differs */
+    uint64_t highest;       /* highest lease id minted */
+    uint64_t arrival;       /* proposal arrival counter */
+    uint64_t ticket;        /* unsolicited request counter */
+
+    /* the ledger */
+    jpool leases, subjects;
+    jvec parties;           /* jl_party */
+    jtab by_id, by_subject, by_party;
+    jheap deadlines;        /* lease refs: lower bounds of deadlines */
+    jheap waitheap;         /* waiter refs: refusal readings */
+    jheap delays;           /* subject refs: lock-delay ends */
+    jvec waiters;           /* jl_waiter * pool */
+    jvec wfree;             /* uint32_t free waiter slots */
+    size_t live;
+    size_t nwaiting;
+    size_t subject_bytes;   /* subjects' encoded bytes held */
+    jvec pending;           /* uint32_t lease refs pending their reclaim */
+    jvec requests;          /* jl_request, owner's unsolicited grants */
+
+    /* per pass */
+    dls_judge_pass_result *res;
+    jvec props;             /* jl_prop: this pass's proposals (replay: unanswered) */
+    jtab prop_index;        /* replay: (holder, proposal) → props index */
+    jvec due;               /* uint32_t: newly due */
+    jvec done;              /* uint32_t: reclaimed this pass */
+    jvec freed;             /* jl_freed */
+    jvec refused_subjects;  /* uint32_t */
+    jvec gaps;              /* dls_mark_gap: this pass's cursor jumps */
+    jvec mk_drained, mk_errors, mk_due; /* scratch of jj_mark */
+    bool moved;             /* a lease-fact cursor moved */
+    bool any_error;
+    bool late;
+    bool restarted;
+    bool mark_owed;         /* owed only because of an append */
+    bool mark_done;
+
+    /* journal batch */
+    jvec jbuf;              /* bytes of sealed envelopes */
+    jvec jlens;             /* size_t lengths */
+    uint8_t *scratch;       /* DLS_RECORD_MAX bytes: one fact */
+    uint64_t appended_total;
+};
+
+/* ---- ledger.c --------------------------------------------------------------- */
+
+int jpool_init(jpool *p, uint32_t item);
+void jpool_free(jpool *p);
+/* A zeroed item; *idx its index. 0 or DLS_ERR_NOMEM. */
+int jpool_get(jpool *p, uint32_t *idx);
+void jpool_put(jpool *p, uint32_t idx);
+size_t jpool_bytes(const jpool *p);
+
+static inline jl_lease *jl_lease_at(const dls_judge *j, uint32_t i)
+{
+    return (jl_lease *)jpool_at(&j->leases, i);
+}
+static inline jl_subject *jl_subject_at(const dls_judge *j, uint32_t i)
+{
+    return (jl_subject *)jpool_at(&j->subjects, i);
+}
+static inline jl_party *jl_party_at(const dls_judge *j, uint32_t i)
+{
+    return &JVEC_AT(j->parties, jl_party, i);
+}
+
+uint32_t jl_hash(const dls_judge *j, const void *p, size_t n);
+int jl_ledger_init(dls_judge *j);
+void jl_ledger_free(dls_judge *j);
+
+uint32_t jl_lease_find(const dls_judge *j, uint64_t id);
+uint32_t jl_subject_find(const dls_judge *j, const uint8_t *p, size_t n);
+/* Finds or adds the subject; 0 or DLS_ERR_NOMEM. */
+int jl_subject_get(dls_judge *j, const uint8_t *p, size_t n, uint32_t *idx);
+/* Frees the subject when nothing refers to it any more. */
+void jl_subject_release(dls_judge *j, uint32_t s);
+/* Interns a party name; 0 or DLS_ERR_NOMEM / DLS_ERR_INVAL. */
+int jl_party_get(dls_judge *j, const uint8_t *name, size_t n, uint32_t *idx);
+/* The last counted proposal seq of a party on a medium (0: none), and set. */
+uint64_t jl_pseq_get(const dls_judge *j, uint32_t party, uint16_t medium);
+int jl_pseq_set(dls_judge *j, uint32_t party, uint16_t medium, uint64_t seq);
+
+typedef struct jl_terms {
+    uint64_t id;
+    uint32_t subject;
+    uint32_t holder;
+    dls_mode mode;
+    uint64_t duration_ns;
+    uint64_t max_ns;
+    uint16_t medium;
+    uint64_t now;           /* tenure start and last relevant observation */
+} jl_terms;
+
+/* Enters a lease in the ledger (not in the deadline heap: the caller pushes
+ * it with jl_schedule, or leaves it for the first pass after a replay). */
+int jl_lease_add(dls_judge *j, const jl_terms *t, uint32_t *idx);
+/* Removes a lease from the ledger (and heap); its subject may be freed by
+ * the caller. */
+void jl_lease_remove(dls_judge *j, uint32_t idx);
+
+/* Brings a lease's evidence state up to its medium's gap epoch. */
+void jl_normalize(dls_judge *j, jl_lease *l);
+/* The lower bound of the reading at which the lease can fall due. */
+uint64_t jl_deadline(const dls_judge *j, const jl_lease *l);
+/* The key of a lease not due at now: its deadline, the silence part held
+ * back while its failing medium suspends it (*suspended says so). */
+uint64_t jl_next_key(const dls_judge *j, const jl_lease *l, uint64_t now, bool *suspended);
+/* Sorts a vector of lease refs by ascending lease id. */
+void jl_sort_by_id(dls_judge *j, jvec *v);
+/* Pushes or re-keys the lease in the deadline heap. */
+int jl_schedule(dls_judge *j, uint32_t idx, uint64_t key);
+/* Is silence judgement of this lease suspended at now (failing medium)? */
+bool jl_suspended(const dls_judge *j, const jl_lease *l, uint64_t now);
+/* The first cause that holds at now (judge.md step 3), or DLS_CAUSE_NONE. */
+dls_cause jl_classify(dls_judge *j, jl_lease *l, uint64_t now);
+/* The remaining term of a lease at now (Grant policy). */
+uint64_t jl_remaining(dls_judge *j, jl_lease *l, uint64_t now);
+
+/* Waiters (policy.c uses them). */
+int jl_waiter_add(dls_judge *j, uint32_t subject, const jl_prop *p, uint64_t now,
+                  uint64_t bound, jl_waiter **out);
+/* Unlinks and frees a waiter (from its queue and the waiter heap). */
+void jl_waiter_remove(dls_judge *j, jl_waiter *w);
+
+size_t jl_memory(const dls_judge *j);
+
+/* ---- apply.c: step 2, shared with replay ----------------------------------------- */
+
+/* Applies one record read from lease-fact medium `mi` at `now`. In replay,
+ * proposals are recorded as unanswered (j->props + j->prop_index). */
+int ja_apply(dls_judge *j, uint16_t mi, const uint8_t *rec, size_t n, uint64_t now,
+             bool replay);
+/* A gap on medium mi at now. */
+void ja_gap(dls_judge *j, uint16_t mi, uint64_t now);
+void jl_prop_free(jl_prop *p);
+/* Replay: a grant or refusal on the journal answered (holder, proposal). */
+void ja_answered(dls_judge *j, dls_bytes holder, dls_bytes proposal);
+
+/* ---- journal.c -------------------------------------------------------------- */
+
+/* Appends the pass mark (step 4) to the batch. */
+int jj_mark(dls_judge *j);
+/* Adds one grantor fact to the batch, the owed mark first. */
+int jj_fact(dls_judge *j, const dls_fact *f);
+/* Appends the batch (one append, one sync); failure is fatal. */
+int jj_flush(dls_judge *j);
+int jj_lock(dls_judge *j, const char *path, dls_where *w);
+void jj_unlock(dls_judge *j);
+
+/* ---- policy.c: step 7 ------------------------------------------------------- */
+
+int jp_answer_and_grant(dls_judge *j, uint64_t now);
+/* A lease granted (journal record added, ledger entered). */
+int jp_grant(dls_judge *j, const jl_prop *p, uint32_t subject, dls_duration d,
+             uint64_t now, uint64_t *lease);
+
+/* ---- replay.c --------------------------------------------------------------- */
+
+/* Rebuilds the ledger from the journal (judge.md, Restart). 0 for an empty
+ * journal; DLS_ERR_JOURNAL with w naming the position and reason. Leaves
+ * j->last_pass, j->prev_now, j->highest, the cursors' start positions in
+ * `starts` (one per medium) and the unanswered proposals in j->props. */
+int jr_replay(dls_judge *j, uint64_t *starts, dls_where *w);
+
+#endif

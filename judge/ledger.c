@@ -1,0 +1,583 @@
+/* The judge's ledger (judge.md, Ledger): leases, subjects, parties and
+ * waiters, their hash indexes and heaps, and the per-lease rules of step 3
+ * (classification) and of the grant policy (remaining term).
+ *
+ * Every table here is keyed with crypto_shorthash under the judge's hash
+ * key (subjects, party names and lease ids arrive from whoever can write a
+ * medium). Nothing written to the journal is ever taken from a table's
+ * order: the tables are only probed, never iterated.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "judge/internal.h"
+
+/* ---- vectors ---------------------------------------------------------------- */
+
+int jvec_reserve(jvec *v, size_t elem, size_t more)
+{
+    if (v->n + more <= v->cap)
+        return 0;
+    size_t ncap = v->cap ? v->cap : 8;
+    while (ncap < v->n + more) {
+        if (ncap > SIZE_MAX / 2 / elem)
+            return DLS_ERR_NOMEM;
+        ncap *= 2;
+    }
+    void *np = realloc(v->p, ncap * elem);
+    if (!np)
+        return DLS_ERR_NOMEM;
+    v->p = np;
+    v->cap = ncap;
+    return 0;
+}
+
+int jvec_push(jvec *v, size_t elem, const void *x)
+{
+    int rc = jvec_reserve(v, elem, 1);
+    if (rc)
+        return rc;
+    memcpy((uint8_t *)v->p + v->n * elem, x, elem);
+    v->n++;
+    return 0;
+}
+
+void jvec_free(jvec *v)
+{
+    free(v->p);
+    v->p = NULL;
+    v->n = v->cap = 0;
+}
+
+/* ---- pools ------------------------------------------------------------------ */
+
+int jpool_init(jpool *p, uint32_t item)
+{
+    memset(p, 0, sizeof *p);
+    p->item = item;
+    return 0;
+}
+
+void jpool_free(jpool *p)
+{
+    for (uint32_t i = 0; i < p->nchunks; i++)
+        free(p->chunks[i]);
+    free(p->chunks);
+    jvec_free(&p->free);
+    memset(p, 0, sizeof *p);
+}
+
+int jpool_get(jpool *p, uint32_t *idx)
+{
+    uint32_t i;
+    if (p->free.n > 0) {
+        i = JVEC_AT(p->free, uint32_t, p->free.n - 1);
+        p->free.n--;
+    } else {
+        if (p->next == JNIL)
+            return DLS_ERR_NOMEM;
+        if ((p->next >> JPOOL_SHIFT) >= p->nchunks) {
+            uint8_t **nc = realloc(p->chunks, (p->nchunks + 1) * sizeof *nc);
+            if (!nc)
+                return DLS_ERR_NOMEM;
+            p->chunks = nc;
+            nc[p->nchunks] = malloc((size_t)JPOOL_CHUNK * p->item);
+            if (!nc[p->nchunks])
+                return DLS_ERR_NOMEM;
+            p->nchunks++;
+        }
+        i = p->next++;
+    }
+    memset(jpool_at(p, i), 0, p->item);
+    p->used++;
+    *idx = i;
+    return 0;
+}
+
+void jpool_put(jpool *p, uint32_t idx)
+{
+    memset(jpool_at(p, idx), 0, p->item);
+    p->used--;
+    /* The free stack is reserved for every index handed out (a failed
+     * reservation only loses the slot for reuse). */
+    if (p->free.n < p->free.cap)
+        JVEC_AT(p->free, uint32_t, p->free.n++) = idx;
+}
+
+/* Reserves the free stack so that jpool_put never fails. */
+static int jpool_reserve_free(jpool *p)
+{
+    return jvec_reserve(&p->free, sizeof(uint32_t), (size_t)p->next - p->free.n);
+}
+
+size_t jpool_bytes(const jpool *p)
+{
+    return (size_t)p->nchunks * JPOOL_CHUNK * p->item + p->free.cap * sizeof(uint32_t) +
+           p->nchunks * sizeof(uint8_t *);
+}
+
+/* ---- hashing and the three indexes ------------------------------------------ */
+
+uint32_t jl_hash(const dls_judge *j, const void *p, size_t n)
+{
+    uint8_t out[crypto_shorthash_BYTES];
+    crypto_shorthash(out, p, n, j->hkey);
+    uint32_t h;
+    memcpy(&h, out, sizeof h);
+    return h;
+}
+
+static uint32_t id_hash(const dls_judge *j, uint64_t id)
+{
+    uint8_t b[8];
+    for (int i = 0; i < 8; i++)
+        b[i] = (uint8_t)(id >> (8 * i));
+    return jl_hash(j, b, sizeof b);
+}
+
+static bool lease_eq(const void *ctx, uint32_t ref, const void *key)
+{
+    return jl_lease_at(ctx, ref)->id == *(const uint64_t *)key;
+}
+
+typedef struct jkey {
+    const uint8_t *p;
+    size_t n;
+} jkey;
+
+static bool subject_eq(const void *ctx, uint32_t ref, const void *key)
+{
+    const jl_subject *s = jl_subject_at(ctx, ref);
+    const jkey *k = key;
+    return s->len == k->n && memcmp(s->bytes, k->p, k->n) == 0;
+}
+
+static bool party_eq(const void *ctx, uint32_t ref, const void *key)
+{
+    const jl_party *pa = jl_party_at(ctx, ref);
+    const jkey *k = key;
+    return pa->len == k->n && memcmp(pa->name, k->p, k->n) == 0;
+}
+
+static void lease_moved(void *ctx, uint32_t ref, uint32_t pos)
+{
+    jl_lease_at(ctx, ref)->heap_pos = pos;
+}
+
+static void waiter_moved(void *ctx, uint32_t ref, uint32_t pos)
+{
+    dls_judge *j = ctx;
+    JVEC_AT(j->waiters, jl_waiter *, ref)->heap_pos = pos;
+}
+
+static void delay_moved(void *ctx, uint32_t ref, uint32_t pos)
+{
+    jl_subject_at(ctx, ref)->delay_pos = pos;
+}
+
+int jl_ledger_init(dls_judge *j)
+{
+    jpool_init(&j->leases, sizeof(jl_lease));
+    jpool_init(&j->subjects, sizeof(jl_subject));
+    jheap_init(&j->deadlines, lease_moved, j);
+    jheap_init(&j->waitheap, waiter_moved, j);
+    jheap_init(&j->delays, delay_moved, j);
+    return 0;
+}
+
+void jl_ledger_free(dls_judge *j)
+{
+    for (uint32_t i = 0; i < j->subjects.next; i++) {
+        jl_subject *s = jl_subject_at(j, i);
+        if (s->flags & JS_USED)
+            free(s->bytes);
+    }
+    for (size_t i = 0; i < j->waiters.n; i++)
+        free(JVEC_AT(j->waiters, jl_waiter *, i));
+    for (size_t i = 0; i < j->parties.n; i++)
+        free(jl_party_at(j, (uint32_t)i)->pseq);
+    jvec_free(&j->waiters);
+    jvec_free(&j->wfree);
+    jvec_free(&j->parties);
+    jpool_free(&j->leases);
+    jpool_free(&j->subjects);
+    jtab_free(&j->by_id);
+    jtab_free(&j->by_subject);
+    jtab_free(&j->by_party);
+    jheap_free(&j->deadlines);
+    jheap_free(&j->waitheap);
+    jheap_free(&j->delays);
+}
+
+uint32_t jl_lease_find(const dls_judge *j, uint64_t id)
+{
+    return jtab_find(&j->by_id, id_hash(j, id), lease_eq, j, &id);
+}
+
+uint32_t jl_subject_find(const dls_judge *j, const uint8_t *p, size_t n)
+{
+    jkey k = {p, n};
+    return jtab_find(&j->by_subject, jl_hash(j, p, n), subject_eq, j, &k);
+}
+
+int jl_subject_get(dls_judge *j, const uint8_t *p, size_t n, uint32_t *idx)
+{
+    if (n == 0 || n > DLS_SUBJECT_MAX)
+        return DLS_ERR_INVAL;
+    uint32_t h = jl_hash(j, p, n);
+    jkey k = {p, n};
+    uint32_t s = jtab_find(&j->by_subject, h, subject_eq, j, &k);
+    if (s != JNIL) {
+        *idx = s;
+        return 0;
+    }
+    uint8_t *copy = malloc(n);
+    if (!copy)
+        return DLS_ERR_NOMEM;
+    int rc = jpool_get(&j->subjects, &s);
+    if (rc) {
+        free(copy);
+        return rc;
+    }
+    rc = jpool_reserve_free(&j->subjects);
+    if (!rc)
+        rc = jtab_insert(&j->by_subject, h, s);
+    if (rc) {
+        jpool_put(&j->subjects, s);
+        free(copy);
+        return rc;
+    }
+    memcpy(copy, p, n);
+    j->subject_bytes += n;
+    jl_subject *sub = jl_subject_at(j, s);
+    sub->flags = JS_USED;
+    sub->hash = h;
+    sub->bytes = copy;
+    sub->len = (uint16_t)n;
+    sub->first_lease = JNIL;
+    sub->delay_pos = JNIL;
+    *idx = s;
+    return 0;
+}
+
+void jl_subject_release(dls_judge *j, uint32_t s)
+{
+    jl_subject *sub = jl_subject_at(j, s);
+    if (sub->first_lease != JNIL || sub->nwaiters || (sub->flags & (JS_DELAYED | JS_FREED | JS_REFUSED)))
+        return;
+    jtab_remove(&j->by_subject, sub->hash, s);
+    j->subject_bytes -= sub->len;
+    free(sub->bytes);
+    jpool_put(&j->subjects, s);
+}
+
+int jl_party_get(dls_judge *j, const uint8_t *name, size_t n, uint32_t *idx)
+{
+    if (n == 0 || n > DLS_ID_MAX)
+        return DLS_ERR_INVAL;
+    uint32_t h = jl_hash(j, name, n);
+    jkey k = {name, n};
+    uint32_t p = jtab_find(&j->by_party, h, party_eq, j, &k);
+    if (p != JNIL) {
+        *idx = p;
+        return 0;
+    }
+    jl_party pa;
+    memset(&pa, 0, sizeof pa);
+    memcpy(pa.name, name, n);
+    pa.len = (uint8_t)n;
+    pa.hash = h;
+    if (j->parties.n >= JNIL - 1)
+        return DLS_ERR_NOMEM;
+    p = (uint32_t)j->parties.n;
+    int rc = jvec_push(&j->parties, sizeof pa, &pa);
+    if (!rc)
+        rc = jtab_insert(&j->by_party, h, p);
+    if (rc) {
+        j->parties.n = p;
+        return rc;
+    }
+    *idx = p;
+    return 0;
+}
+
+uint64_t jl_pseq_get(const dls_judge *j, uint32_t party, uint16_t medium)
+{
+    const jl_party *pa = jl_party_at(j, party);
+    for (uint32_t i = 0; i < pa->npseq; i++)
+        if (pa->pseq[i].medium == medium)
+            return pa->pseq[i].seq;
+    return 0;
+}
+
+int jl_pseq_set(dls_judge *j, uint32_t party, uint16_t medium, uint64_t seq)
+{
+    jl_party *pa = jl_party_at(j, party);
+    for (uint32_t i = 0; i < pa->npseq; i++)
+        if (pa->pseq[i].medium == medium) {
+            pa->pseq[i].seq = seq;
+            return 0;
+        }
+    jl_pseq *np = realloc(pa->pseq, (pa->npseq + 1) * sizeof *np);
+    if (!np)
+        return DLS_ERR_NOMEM;
+    pa->pseq = np;
+    np[pa->npseq].medium = medium;
+    np[pa->npseq].seq = seq;
+    pa->npseq++;
+    return 0;
+}
+
+/* ---- leases ----------------------------------------------------------------- */
+
+int jl_lease_add(dls_judge *j, const jl_terms *t, uint32_t *idx)
+{
+    uint32_t i;
+    int rc = jpool_get(&j->leases, &i);
+    if (rc)
+        return rc;
+    rc = jpool_reserve_free(&j->leases);
+    if (!rc)
+        rc = jtab_insert(&j->by_id, id_hash(j, t->id), i);
+    if (rc) {
+        jpool_put(&j->leases, i);
+        return rc;
+    }
+    jl_lease *l = jl_lease_at(j, i);
+    jl_subject *s = jl_subject_at(j, t->subject);
+    l->flags = JL_USED | (t->mode == DLS_MODE_SHARED ? JL_SHARED : 0);
+    l->subject = t->subject;
+    l->id = t->id;
+    l->duration_ns = t->duration_ns;
+    l->max_ns = t->max_ns;
+    l->tenure_start = t->now;
+    l->last_obs = t->now;
+    l->holder = t->holder;
+    l->medium = t->medium;
+    l->heap_pos = JNIL;
+    l->epoch = t->medium != JL_NO_MEDIUM ? j->media[t->medium].gap_epoch : 0;
+    l->subj_prev = JNIL;
+    l->subj_next = s->first_lease;
+    if (s->first_lease != JNIL)
+        jl_lease_at(j, s->first_lease)->subj_prev = i;
+    s->first_lease = i;
+    if (t->mode == DLS_MODE_SHARED)
+        s->n_shared++;
+    else
+        s->n_excl++;
+    j->live++;
+    if (t->id > j->highest)
+        j->highest = t->id;
+    *idx = i;
+    return 0;
+}
+
+void jl_lease_remove(dls_judge *j, uint32_t idx)
+{
+    jl_lease *l = jl_lease_at(j, idx);
+    jl_subject *s = jl_subject_at(j, l->subject);
+    if (l->subj_prev != JNIL)
+        jl_lease_at(j, l->subj_prev)->subj_next = l->subj_next;
+    else
+        s->first_lease = l->subj_next;
+    if (l->subj_next != JNIL)
+        jl_lease_at(j, l->subj_next)->subj_prev = l->subj_prev;
+    if (l->flags & JL_SHARED)
+        s->n_shared--;
+    else
+        s->n_excl--;
+    if (l->heap_pos != JNIL)
+        jheap_remove(&j->deadlines, l->heap_pos);
+    jtab_remove(&j->by_id, id_hash(j, l->id), idx);
+    jpool_put(&j->leases, idx);
+    j->live--;
+}
+
+void jl_normalize(dls_judge *j, jl_lease *l)
+{
+    if (l->medium == JL_NO_MEDIUM)
+        return;
+    const jm_medium *m = &j->media[l->medium];
+    if (l->epoch != m->gap_epoch) {
+        l->flags |= JL_UNKNOWN;
+        l->resumed = m->gap_now;
+        l->epoch = m->gap_epoch;
+    }
+}
+
+/* The reading at which `d` has passed since base: base + d + 1 (strict). */
+static uint64_t passes_at(uint64_t base, uint64_t d)
+{
+    return dls_add_sat(dls_add_sat(base, d), 1);
+}
+
+static uint64_t silence_at(const dls_judge *j, const jl_lease *l)
+{
+    uint64_t s = passes_at(l->last_obs, dls_add_sat(l->duration_ns, j->tolerance));
+    if (l->flags & JL_UNKNOWN) {
+        uint64_t r = passes_at(l->resumed, l->duration_ns);
+        if (r > s)
+            s = r;
+    }
+    return s;
+}
+
+uint64_t jl_deadline(const dls_judge *j, const jl_lease *l)
+{
+    if (l->flags & (JL_RELEASED | JL_ENDED | JL_PENDING))
+        return 0;
+    uint64_t d = silence_at(j, l);
+    if (l->max_ns) {
+        uint64_t c = passes_at(l->tenure_start, dls_add_sat(l->max_ns, j->tolerance));
+        if (c < d)
+            d = c;
+    }
+    return d;
+}
+
+uint64_t jl_next_key(const dls_judge *j, const jl_lease *l, uint64_t now, bool *suspended)
+{
+    uint64_t cap = l->max_ns ? passes_at(l->tenure_start, dls_add_sat(l->max_ns, j->tolerance))
+                             : UINT64_MAX;
+    uint64_t sil = silence_at(j, l);
+    *suspended = jl_suspended(j, l, now);
+    if (*suspended) {
+        uint64_t until = passes_at(j->media[l->medium].fail_since,
+                                   dls_add_sat(l->duration_ns, j->tolerance));
+        if (until > sil)
+            sil = until;
+    }
+    return cap < sil ? cap : sil;
+}
+
+int jl_schedule(dls_judge *j, uint32_t idx, uint64_t key)
+{
+    jl_lease *l = jl_lease_at(j, idx);
+    if (l->heap_pos != JNIL) {
+        jheap_update(&j->deadlines, l->heap_pos, key);
+        return 0;
+    }
+    return jheap_push(&j->deadlines, key, idx);
+}
+
+bool jl_suspended(const dls_judge *j, const jl_lease *l, uint64_t now)
+{
+    if (l->medium == JL_NO_MEDIUM)
+        return false;
+    const jm_medium *m = &j->media[l->medium];
+    return m->failed && !dls_passed(m->fail_since, now, dls_add_sat(l->duration_ns, j->tolerance));
+}
+
+dls_cause jl_classify(dls_judge *j, jl_lease *l, uint64_t now)
+{
+    jl_normalize(j, l);
+    if (l->flags & JL_PENDING)
+        return (dls_cause)l->cause;
+    if (l->flags & JL_RELEASED)
+        return DLS_CAUSE_RELEASE;
+    if (l->max_ns && dls_passed(l->tenure_start, now, dls_add_sat(l->max_ns, j->tolerance)))
+        return DLS_CAUSE_CAP;
+    if (l->flags & JL_ENDED)
+        return DLS_CAUSE_POLICY;
+    if (jl_suspended(j, l, now))
+        return DLS_CAUSE_NONE;
+    if (!dls_passed(l->last_obs, now, dls_add_sat(l->duration_ns, j->tolerance)))
+        return DLS_CAUSE_NONE;
+    if ((l->flags & JL_UNKNOWN) && !dls_passed(l->resumed, now, l->duration_ns))
+        return DLS_CAUSE_NONE;
+    return DLS_CAUSE_SILENCE;
+}
+
+uint64_t jl_remaining(dls_judge *j, jl_lease *l, uint64_t now)
+{
+    jl_normalize(j, l);
+    if (l->flags & JL_PENDING)
+        return 0;
+    uint64_t r = dls_sub_floor(dls_add_sat(l->duration_ns, j->tolerance),
+                               dls_sub_floor(now, l->last_obs));
+    if (l->flags & JL_UNKNOWN) {
+        uint64_t u = dls_sub_floor(l->duration_ns, dls_sub_floor(now, l->resumed));
+        if (u > r)
+            r = u;
+    }
+    return r;
+}
+
+/* ---- waiters ---------------------------------------------------------------- */
+
+int jl_waiter_add(dls_judge *j, uint32_t subject, const jl_prop *p, uint64_t now,
+                  uint64_t bound, jl_waiter **out)
+{
+    jl_waiter *w = calloc(1, sizeof *w);
+    if (!w)
+        return DLS_ERR_NOMEM;
+    uint32_t slot;
+    int rc = 0;
+    if (j->wfree.n > 0) {
+        slot = JVEC_AT(j->wfree, uint32_t, --j->wfree.n);
+    } else {
+        slot = (uint32_t)j->waiters.n;
+        jl_waiter *none = NULL;
+        rc = jvec_push(&j->waiters, sizeof none, &none);
+        if (!rc)
+            rc = jvec_reserve(&j->wfree, sizeof(uint32_t), j->waiters.n - j->wfree.n);
+    }
+    if (rc) {
+        free(w);
+        return rc;
+    }
+    w->self = slot;
+    w->subject = subject;
+    w->arrived_at = now;
+    w->bound = bound;
+    w->p = *p;
+    w->p.subject = NULL;
+    JVEC_AT(j->waiters, jl_waiter *, slot) = w;
+    rc = jheap_push(&j->waitheap, passes_at(now, bound), slot);
+    if (rc) {
+        JVEC_AT(j->waiters, jl_waiter *, slot) = NULL;
+        JVEC_AT(j->wfree, uint32_t, j->wfree.n++) = slot;
+        free(w);
+        return rc;
+    }
+    jl_subject *s = jl_subject_at(j, subject);
+    w->prev = s->wtail;
+    if (s->wtail)
+        s->wtail->next = w;
+    else
+        s->whead = w;
+    s->wtail = w;
+    s->nwaiters++;
+    j->nwaiting++;
+    *out = w;
+    return 0;
+}
+
+void jl_waiter_remove(dls_judge *j, jl_waiter *w)
+{
+    jl_subject *s = jl_subject_at(j, w->subject);
+    if (w->prev)
+        w->prev->next = w->next;
+    else
+        s->whead = w->next;
+    if (w->next)
+        w->next->prev = w->prev;
+    else
+        s->wtail = w->prev;
+    s->nwaiters--;
+    j->nwaiting--;
+    jheap_remove(&j->waitheap, w->heap_pos);
+    JVEC_AT(j->waiters, jl_waiter *, w->self) = NULL;
+    JVEC_AT(j->wfree, uint32_t, j->wfree.n++) = w->self;
+    free(w);
+}
+
+size_t jl_memory(const dls_judge *j)
+{
+    size_t b = jpool_bytes(&j->leases) + jpool_bytes(&j->subjects);
+    b += jtab_bytes(&j->by_id) + jtab_bytes(&j->by_subject) + jtab_bytes(&j->by_party);
+    b += jheap_bytes(&j->deadlines) + jheap_bytes(&j->waitheap) + jheap_bytes(&j->delays);
+    b += j->parties.cap * sizeof(jl_party) + j->waiters.cap * sizeof(jl_waiter *);
+    b += j->nwaiting * sizeof(jl_waiter) + j->pending.cap * sizeof(uint32_t);
+    return b + j->subject_bytes;
+}

@@ -1,0 +1,374 @@
+/* Restart: the journal is the persisted ledger (judge.md, Restart).
+ *
+ * A judge started on an existing journal rebuilds its ledger by replay:
+ * every record must be an envelope signed by the grantor; each pass mark
+ * (with its continuation records) says how far every lease-fact medium was
+ * drained at that pass and at which now, so the media are read up to those
+ * positions and each record is applied — by the same code as a live pass
+ * (apply.c) — stamped with its mark's now; `due` entries make leases
+ * pending with their cause; grants enter leases (tenure start = the mark's
+ * now), lapsed records remove them, and grants and refusals answer the
+ * proposals drained before them. What is left:
+ *
+ *   - every live lease with its last counted seq, release, last relevant
+ *     observation and pending cause, flagged recovered (the first pass makes
+ *     it unknown with that pass's now as resumed reading);
+ *   - the highest lease id and the last pass number;
+ *   - the proposals drained but never answered (answered again, as newly
+ *     arrived, by the first pass);
+ *   - each cursor's start: the last mark's drained position.
+ *
+ * This is the judge's own replay over its own ledger; the audit has its own.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "judge/internal.h"
+
+typedef struct jr_state {
+    dls_judge *j;
+    dls_where *w;
+    dls_resolver *verify;
+    dls_cursor **cursors;    /* replay cursors, one per medium, lazily */
+    bool *broken;            /* the medium could not be read that far */
+    bool *lost;              /* drained records were since evicted (or unreadable) */
+    uint64_t *starts;
+    bool have_mark;
+    bool applied;            /* the current mark's media were read */
+    uint64_t pass;
+    uint64_t now;
+    char *basis;
+    jvec drained;            /* dls_mark_pos of the current mark */
+    jvec due;                /* dls_mark_due of the current mark */
+    uint64_t position;       /* journal position being replayed */
+} jr_state;
+
+static int bad(jr_state *st, const char *reason)
+{
+    if (st->w) {
+        st->w->offset = st->position;
+        st->w->reason = reason;
+    }
+    return DLS_ERR_JOURNAL;
+}
+
+/* The assembly index of a medium id, or JL_NO_MEDIUM; `hint` is tried
+ * first (marks list the media in assembly order). */
+static uint16_t medium_index_at(const dls_judge *j, const uint8_t *id, size_t hint)
+{
+    if (hint < j->nmedia && memcmp(j->media[hint].id, id, DLS_MEDIUM_ID_LEN) == 0)
+        return (uint16_t)hint;
+    for (size_t i = 0; i < j->nmedia; i++)
+        if (memcmp(j->media[i].id, id, DLS_MEDIUM_ID_LEN) == 0)
+            return (uint16_t)i;
+    return JL_NO_MEDIUM;
+}
+
+static uint16_t medium_index(const dls_judge *j, const uint8_t *id)
+{
+    return medium_index_at(j, id, 0);
+}
+
+/* Reads medium mi up to (excluding) position `to`, stamping with now. */
+static int read_medium(jr_state *st, uint16_t mi, uint64_t to)
+{
+    dls_judge *j = st->j;
+    if (st->broken[mi])
+        return 0;
+    if (!st->cursors[mi] && dls_cursor_new(&st->cursors[mi], j->media[mi].m, 0))
+        return DLS_ERR_NOMEM;
+    dls_cursor *c = st->cursors[mi];
+    while (dls_cursor_position(c) < to) {
+        dls_record rec;
+        int rc;
+        switch (dls_cursor_next(c, &rec, NULL)) {
+        case DLS_NEXT_OK:
+            if ((rc = ja_apply(j, mi, rec.p, rec.n, st->now, true)) != 0)
+                return rc;
+            break;
+        case DLS_NEXT_GAP:
+            ja_gap(j, mi, st->now); /* evidence since evicted: unverifiable */
+            st->lost[mi] = true;
+            break;
+        default: /* the medium no longer holds what was drained */
+            st->broken[mi] = true;
+            st->lost[mi] = true;
+            return 0;
+        }
+    }
+    return 0;
+}
+
+/* Applies the current mark: its media up to the drained positions, then its
+ * due list. */
+static int apply_mark(jr_state *st)
+{
+    dls_judge *j = st->j;
+    st->applied = true;
+    for (size_t i = 0; i < st->drained.n; i++) {
+        const dls_mark_pos *d = &JVEC_AT(st->drained, dls_mark_pos, i);
+        uint16_t mi = medium_index_at(j, d->medium, i);
+        if (mi == JL_NO_MEDIUM)
+            continue;
+        st->starts[mi] = d->position;
+        int rc = read_medium(st, mi, d->position);
+        if (rc)
+            return rc;
+    }
+    for (size_t i = 0; i < st->due.n; i++) {
+        const dls_mark_due *d = &JVEC_AT(st->due, dls_mark_due, i);
+        uint32_t idx = jl_lease_find(j, d->lease);
+        if (idx == JNIL)
+            continue;
+        jl_lease *l = jl_lease_at(j, idx);
+        if (!(l->flags & JL_PENDING)) {
+            l->flags |= JL_PENDING;
+            l->cause = (uint8_t)d->cause;
+        }
+    }
+    return 0;
+}
+
+static int collect_lists(jr_state *st, dls_mark_view *v)
+{
+    dls_mark_pos p;
+    dls_mark_due d;
+    int rc = 0;
+    while (!rc && dls_mark_next_pos(&v->drained, &p))
+        rc = jvec_push(&st->drained, sizeof p, &p);
+    while (!rc && dls_mark_next_due(&v->due, &d))
+        rc = jvec_push(&st->due, sizeof d, &d);
+    return rc;
+}
+
+static int on_mark(jr_state *st, const uint8_t *p, size_t n)
+{
+    dls_mark_view v;
+    if (dls_mark_decode(p, n, &v, NULL))
+        return bad(st, "a malformed pass mark on the journal");
+    if (v.continued) {
+        if (!st->have_mark || st->applied || v.pass != st->pass)
+            return bad(st, "a continued pass mark that does not follow its mark");
+        return collect_lists(st, &v);
+    }
+    int rc;
+    if (st->have_mark && !st->applied && (rc = apply_mark(st)) != 0)
+        return rc;
+    if (st->have_mark && v.pass <= st->pass)
+        return bad(st, "pass numbers not increasing on the journal");
+    st->have_mark = true;
+    st->applied = false;
+    st->pass = v.pass;
+    st->now = v.now.ns;
+    st->drained.n = st->due.n = 0;
+    free(st->basis);
+    st->basis = malloc(v.basis.n + 1);
+    if (!st->basis)
+        return DLS_ERR_NOMEM;
+    memcpy(st->basis, v.basis.p, v.basis.n);
+    st->basis[v.basis.n] = 0;
+    return collect_lists(st, &v);
+}
+
+static int on_grant(jr_state *st, const dls_fact *f)
+{
+    dls_judge *j = st->j;
+    if (f->lease <= j->highest)
+        return bad(st, "lease ids not increasing on the journal");
+    jl_terms t;
+    memset(&t, 0, sizeof t);
+    int rc = jl_subject_get(j, f->subject.p, f->subject.n, &t.subject);
+    if (!rc)
+        rc = jl_party_get(j, f->holder.p, f->holder.n, &t.holder);
+    if (rc)
+        return rc;
+    t.id = f->lease;
+    t.mode = (f->keys & DLS_K_MODE) ? f->mode : DLS_MODE_EXCLUSIVE;
+    t.duration_ns = f->duration.ns;
+    t.max_ns = (f->keys & DLS_K_MAX) ? f->max.ns : 0;
+    t.medium = medium_index(j, f->medium);
+    t.now = st->now;
+    uint32_t idx;
+    if ((rc = jl_lease_add(j, &t, &idx)) != 0)
+        return rc;
+    jl_lease_at(j, idx)->flags |= JL_RECOVERED;
+    if (f->keys & DLS_K_PROPOSAL)
+        ja_answered(j, f->holder, f->proposal);
+    return 0;
+}
+
+static int on_lease_record(jr_state *st, const uint8_t *p, size_t n)
+{
+    dls_judge *j = st->j;
+    if (!st->have_mark)
+        return bad(st, "a journal record before the first pass mark");
+    int rc;
+    if (!st->applied && (rc = apply_mark(st)) != 0)
+        return rc;
+    dls_fact f;
+    if (dls_fact_decode(p, n, &f, NULL))
+        return bad(st, "a defective fact on the journal");
+    switch (f.kind) {
+    case DLS_FACT_GRANT:
+        return on_grant(st, &f);
+    case DLS_FACT_REFUSAL:
+        ja_answered(j, f.holder, f.proposal);
+        return 0;
+    case DLS_FACT_RECLAIM: {
+        uint32_t idx = jl_lease_find(j, f.lease);
+        if (idx != JNIL) {
+            uint32_t s = jl_lease_at(j, idx)->subject;
+            jl_lease_remove(j, idx);
+            jl_subject_release(j, s);
+        }
+        return 0;
+    }
+    default:
+        return 0;
+    }
+}
+
+static int on_record(jr_state *st, const dls_record *rec)
+{
+    dls_judge *j = st->j;
+    dls_attribution a;
+    dls_resolver_attribute(st->verify, rec->p, rec->n, &a);
+    if (!a.attributed || a.author.n != j->grantor_len ||
+        memcmp(a.author.p, j->grantor_name, j->grantor_len) != 0)
+        return bad(st, "a journal record not signed by the grantor");
+    switch (dls_mark_classify(a.fact.p, a.fact.n)) {
+    case DLS_MARK_REC_MARK:
+        return on_mark(st, a.fact.p, a.fact.n);
+    case DLS_MARK_REC_LEASE:
+        return on_lease_record(st, a.fact.p, a.fact.n);
+    default:
+        return bad(st, "a journal record that is neither a pass mark nor a lease fact");
+    }
+}
+
+static int make_verifier(jr_state *st)
+{
+    dls_judge *j = st->j;
+    dls_keyring *kr;
+    int rc = dls_keyring_new(&kr);
+    if (rc)
+        return rc;
+    rc = dls_keyring_add(kr, (const uint8_t *)j->grantor_name, j->grantor_len, DLS_KEY_ED25519,
+                         dls_secret_public(j->grantor));
+    if (!rc)
+        rc = dls_resolver_new_signed(&st->verify, j->journal_id, kr);
+    dls_keyring_del(kr);
+    return rc;
+}
+
+static int replay_journal(jr_state *st)
+{
+    dls_judge *j = st->j;
+    dls_cursor *c;
+    if (dls_cursor_new(&c, j->journal, 0))
+        return DLS_ERR_NOMEM;
+    int rc = 0;
+    for (bool more = true; more && !rc;) {
+        dls_record rec;
+        st->position = dls_cursor_position(c);
+        switch (dls_cursor_next(c, &rec, NULL)) {
+        case DLS_NEXT_OK:
+            j->replayed = true;
+            rc = on_record(st, &rec);
+            break;
+        case DLS_NEXT_BLOCKED:
+            more = false;
+            break;
+        case DLS_NEXT_END:
+            rc = bad(st, "the journal is sealed");
+            break;
+        default:
+            rc = bad(st, "the journal cannot be read (evicted or corrupt)");
+            break;
+        }
+    }
+    dls_cursor_del(c);
+    if (!rc && st->have_mark && !st->applied)
+        rc = apply_mark(st);
+    return rc;
+}
+
+/* Keeps the unanswered proposals, in drain order. */
+static void compact_props(dls_judge *j)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < j->props.n; i++) {
+        jl_prop p = JVEC_AT(j->props, jl_prop, i);
+        if (!p.dead)
+            JVEC_AT(j->props, jl_prop, k++) = p;
+    }
+    j->props.n = k;
+    jtab_free(&j->prop_index);
+}
+
+/* Leases whose evidence was partly evicted before this replay could read
+ * it: their last relevant observation becomes the last mark's now (the
+ * latest reading at which the judge could have observed anything), so that
+ * lost evidence delays silence and never accelerates it. */
+static void lost_evidence(jr_state *st)
+{
+    dls_judge *j = st->j;
+    for (uint32_t i = 0; i < j->leases.next; i++) {
+        jl_lease *l = jl_lease_at(j, i);
+        if ((l->flags & JL_USED) && l->medium != JL_NO_MEDIUM && st->lost[l->medium] &&
+            l->last_obs < st->now)
+            l->last_obs = st->now;
+    }
+}
+
+static void finish(jr_state *st)
+{
+    dls_judge *j = st->j;
+    if (!st->have_mark)
+        return;
+    for (size_t i = 0; i < j->nmedia; i++)
+        if (st->lost[i]) {
+            lost_evidence(st);
+            break;
+        }
+    j->last_pass = st->pass;
+    if (strcmp(st->basis, j->basis) == 0) {
+        j->prev_now = st->now;
+        j->prev_valid = true;
+    } else {
+        j->basis_changed = true;
+    }
+}
+
+int jr_replay(dls_judge *j, uint64_t *starts, dls_where *w)
+{
+    jr_state st;
+    memset(&st, 0, sizeof st);
+    st.j = j;
+    st.w = w;
+    st.starts = starts;
+    dls_judge_pass_result scratch;
+    memset(&scratch, 0, sizeof scratch);
+    j->res = &scratch;
+    st.cursors = calloc(j->nmedia ? j->nmedia : 1, sizeof *st.cursors);
+    st.broken = calloc(j->nmedia ? j->nmedia : 1, sizeof *st.broken);
+    st.lost = calloc(j->nmedia ? j->nmedia : 1, sizeof *st.lost);
+    int rc = st.cursors && st.broken && st.lost ? make_verifier(&st) : DLS_ERR_NOMEM;
+    if (!rc)
+        rc = replay_journal(&st);
+    if (!rc) {
+        compact_props(j);
+        finish(&st);
+    }
+    for (size_t i = 0; st.cursors && i < j->nmedia; i++)
+        dls_cursor_del(st.cursors[i]);
+    free(st.cursors);
+    free(st.broken);
+    free(st.lost);
+    free(st.basis);
+    jvec_free(&st.drained);
+    jvec_free(&st.due);
+    dls_resolver_del(st.verify);
+    j->res = NULL;
+    return rc;
+}
