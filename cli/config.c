@@ -84,11 +84,55 @@ bad:
     return DLS_ERR_CONFIG;
 }
 
+/* One media entry: "PATH", "PATH=PARTY" (paths only: a URL may hold '='
+ * in its query), or {"medium": "PATH or URL", "party": "PARTY"}. */
+static int get_medium(dls_config *c, json_t *e, dls_config_medium *m)
+{
+    const char *where = NULL, *party = NULL;
+    char *split = NULL;
+    if (json_is_object(e)) {
+        const char *k;
+        json_t *v;
+        json_object_foreach(e, k, v) {
+            if (!strcmp(k, "medium") && json_is_string(v))
+                where = json_string_value(v);
+            else if (!strcmp(k, "party") && json_is_string(v))
+                party = json_string_value(v);
+            else
+                goto bad;
+        }
+    } else if (json_is_string(e)) {
+        where = json_string_value(e);
+        if (strncmp(where, "redis://", 8) && strrchr(where, '=')) {
+            split = strdup(where);
+            if (!split)
+                return DLS_ERR_NOMEM;
+            *strrchr(split, '=') = 0;
+            party = strrchr(where, '=') + 1;
+            where = split;
+        }
+    }
+    if (!where || !*where || (party && (!*party || strlen(party) > DLS_ID_MAX))) {
+        free(split);
+        goto bad;
+    }
+    m->where = resolve(c->file, where);
+    m->party = party ? strdup(party) : NULL;
+    free(split);
+    if (!m->where || (party && !m->party))
+        return DLS_ERR_NOMEM;
+    return must_exist(c->file, "media", m->where);
+bad:
+    err(c->file, "media", "every entry must be \"PATH\", \"PATH=PARTY\" or "
+                          "{\"medium\": \"PATH or URL\", \"party\": \"PARTY\"}");
+    return DLS_ERR_CONFIG;
+}
+
 static int get_media(dls_config *c, json_t *v)
 {
     if (!json_is_array(v) || json_array_size(v) == 0 ||
         json_array_size(v) > DLS_CONFIG_MEDIA_MAX) {
-        err(c->file, "media", "must be a list of 1 to 1024 paths or URLs");
+        err(c->file, "media", "must be a list of 1 to 1024 media");
         return DLS_ERR_CONFIG;
     }
     c->media = calloc(json_array_size(v), sizeof *c->media);
@@ -97,24 +141,8 @@ static int get_media(dls_config *c, json_t *v)
     size_t i;
     json_t *e;
     json_array_foreach(v, i, e) {
-        if (!json_is_string(e)) {
-            err(c->file, "media", "every entry must be a string \"PATH\" or \"PATH=PARTY\"");
-            return DLS_ERR_CONFIG;
-        }
-        char *s = strdup(json_string_value(e));
-        if (!s)
-            return DLS_ERR_NOMEM;
-        char *eq = strncmp(s, "redis://", 8) ? strrchr(s, '=') : NULL;
-        if (eq) {
-            *eq = 0;
-            c->media[i].party = strdup(eq + 1);
-        }
-        c->media[i].where = resolve(c->file, s);
-        free(s);
         c->n_media++;
-        if (!c->media[i].where)
-            return DLS_ERR_NOMEM;
-        int rc = must_exist(c->file, "media", c->media[i].where);
+        int rc = get_medium(c, e, &c->media[i]);
         if (rc)
             return rc;
     }

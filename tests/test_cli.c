@@ -1028,7 +1028,7 @@ static void help_of_every_subcommand(void **state)
 {
     fixture *f = *state;
     static const char *const subs[] = {"fact", "keygen", "stream", "append", "dump",
-                                       "judge", "run", "audit", "demo"};
+                                       "judge", "run", "audit", "demo", "bench"};
     for (size_t i = 0; i < sizeof subs / sizeof subs[0]; i++) {
         result r;
         RUN(f, &r, f->dir, NULL, subs[i], "--help");
@@ -1193,6 +1193,70 @@ static void audit_vector_run_exits_0(void **state)
     json_decref(args);
 }
 
+/* ---- the configuration of judge and run ------------------------------------ */
+
+/* cli.md "Configuration": unknown keys and missing files are clear errors,
+ * naming the file and the key (docs/config.md). */
+static void config_errors_name_file_and_key(void **state)
+{
+    fixture *f = *state;
+    make_key(f, "arbiter");
+    create_medium(f, "a1.dls");
+    static const struct {
+        const char *json, *want;
+    } cases[] = {
+        {"{\"party\": \"arbiter\", \"key\": \"arbiter.secret\", \"keyring\": \"keyring\", "
+         "\"journal\": \"j.dls\", \"media\": [\"a1.dls\"], \"tolernace\": {\"ms\": 5}}",
+         "key \"tolernace\": unknown key"},
+        {"{\"party\": \"arbiter\", \"key\": \"nope.secret\", \"keyring\": \"keyring\", "
+         "\"journal\": \"j.dls\", \"media\": [\"a1.dls\"]}",
+         "key \"key\""},
+        {"{\"party\": \"arbiter\", \"key\": \"arbiter.secret\", \"keyring\": \"keyring\", "
+         "\"journal\": \"j.dls\", \"media\": [\"missing.dls\"]}",
+         "missing.dls"},
+        {"{\"party\": \"arbiter\", \"key\": \"arbiter.secret\", \"keyring\": \"keyring\", "
+         "\"journal\": \"j.dls\", \"media\": [{\"medium\": \"a1.dls\", \"colour\": 1}]}",
+         "key \"media\""},
+        {"{\"party\": \"arbiter\", \"key\": \"arbiter.secret\", \"keyring\": \"keyring\", "
+         "\"journal\": \"j.dls\", \"media\": [\"a1.dls\"], \"cadence\": {\"sec\": 1}}",
+         "key \"cadence\""},
+        {"{\"party\": \"arbiter\", \"key\": \"arbiter.secret\", \"keyring\": \"keyring\", "
+         "\"journal\": \"j.dls\"}",
+         "key \"media\": is required"},
+        {"{\"party\": \"arbiter\", \"party\": \"x\"}", "duplicate"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        write_file(tmp(f, "judge.json"), cases[i].json, strlen(cases[i].json), 0644);
+        result r;
+        RUN(f, &r, f->dir, NULL, "judge", "--config", "judge.json", "--passes", "1");
+        if (r.status != 2 || !strstr(r.err, cases[i].want) || !strstr(r.err, "judge.json"))
+            fail_msg("case %zu: exit %d, stderr: %s", i, r.status, r.err);
+        result_free(&r);
+    }
+}
+
+/* docs/config.md: media as "PATH=PARTY" and as {"medium", "party"} objects
+ * assemble a judge that runs its passes (exit 0). */
+static void config_media_forms_accepted(void **state)
+{
+    fixture *f = *state;
+    make_key(f, "arbiter");
+    create_medium(f, "a1.dls");
+    create_medium(f, "a2.dls");
+    create_medium(f, "a3.dls");
+    const char *json = "{\"party\": \"arbiter\", \"key\": \"arbiter.secret\", "
+                       "\"keyring\": \"keyring\", \"journal\": \"j.dls\", \"media\": "
+                       "[\"a1.dls\", \"a2.dls=sensor-9\", {\"medium\": \"a3.dls\", "
+                       "\"party\": \"probe\"}], \"cadence\": {\"ms\": 10}}";
+    write_file(tmp(f, "judge.json"), json, strlen(json), 0644);
+    result r;
+    RUN(f, &r, f->dir, NULL, "judge", "--config", "judge.json", "--passes", "3");
+    if (r.status != 0)
+        fail_msg("exit %d: %s", r.status, r.err);
+    assert_contains(r.out, "\"status\": true");
+    result_free(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1223,6 +1287,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(stream_create_and_seal, setup, teardown),
         cmocka_unit_test_setup_teardown(keygen_black_box, setup, teardown),
         cmocka_unit_test_setup_teardown(audit_vector_run_exits_0, setup, teardown),
+        cmocka_unit_test_setup_teardown(config_errors_name_file_and_key, setup, teardown),
+        cmocka_unit_test_setup_teardown(config_media_forms_accepted, setup, teardown),
     };
     return cmocka_run_group_tests_name("cli", tests, NULL, NULL);
 }
