@@ -1,10 +1,205 @@
-/* daolease stream — placeholder until its component lands; refuses with exit 2. */
+/* daolease stream — create or seal a medium (cli.md).
+ *
+ *   daolease stream create PATH [--segmented] [--segment-bytes N]
+ *                               [--retain N] [--retain-bytes N]
+ *   daolease stream seal PATH
+ *
+ * `create` prints the new medium's id as 32 lower-case hex digits. Errors
+ * are one line on stderr naming the file, the byte offset and the reason;
+ * exit 2 for usage, 1 for anything else. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "cli/cli.h"
+#include "daolease/stream.h"
+
+static void usage(FILE *to)
+{
+    fprintf(to,
+            "usage: daolease stream create PATH [--segmented] [--segment-bytes N]\n"
+            "                                   [--retain N] [--retain-bytes N]\n"
+            "       daolease stream seal PATH\n"
+            "\n"
+            "create   creates a medium atomically (never over an existing path) and\n"
+            "         prints its id (32 hex digits). A plain stream file by default;\n"
+            "         --segmented makes a directory of segments instead:\n"
+            "           --segment-bytes N  roll to a new segment before one would pass\n"
+            "                              N bytes (default 64M)\n"
+            "           --retain N         keep at most N segments (default: all)\n"
+            "           --retain-bytes N   keep at most N bytes of segments (default: all)\n"
+            "         N takes an optional suffix k, M or G (powers of 1024).\n"
+            "seal     appends the seal: later appends are refused, readers see the end.\n");
+}
+
+/* Parses a byte count or a count, with an optional k/M/G suffix. */
+static int parse_size(const char *s, uint64_t *out)
+{
+    if (!s || !*s || *s == '-' || *s == '+')
+        return -1;
+    errno = 0;
+    char *end;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || end == s)
+        return -1;
+    uint64_t mul = 1;
+    if (*end == 'k' || *end == 'K')
+        mul = 1024, end++;
+    else if (*end == 'm' || *end == 'M')
+        mul = 1024 * 1024, end++;
+    else if (*end == 'g' || *end == 'G')
+        mul = 1024ull * 1024 * 1024, end++;
+    if (*end || (v && mul > UINT64_MAX / v))
+        return -1;
+    *out = (uint64_t)v * mul;
+    return 0;
+}
+
+/* One line: the file, where (a byte offset where the content is at fault)
+ * and why. */
+static int fail(const char *path, int rc, const dls_where *w)
+{
+    const char *why = w->reason ? w->reason : dls_strerror(rc);
+    bool at = rc == DLS_ERR_CORRUPT || rc == DLS_ERR_HEADER || rc == DLS_ERR_MEDIUM_ID;
+    if (at && w->sys_errno)
+        dls_cli_error("stream", "%s: byte %" PRIu64 ": %s (%s)", path, w->offset, why,
+                      strerror(w->sys_errno));
+    else if (at)
+        dls_cli_error("stream", "%s: byte %" PRIu64 ": %s", path, w->offset, why);
+    else if (w->sys_errno)
+        dls_cli_error("stream", "%s: %s (%s)", path, why, strerror(w->sys_errno));
+    else
+        dls_cli_error("stream", "%s: %s", path, why);
+    return rc == DLS_ERR_INVAL ? DLS_EXIT_USAGE : DLS_EXIT_FAIL;
+}
+
+/* The position of the seal of a sealed medium (for the message). */
+static int seal_position(const char *path, uint64_t *pos)
+{
+    dls_medium *m = NULL;
+    dls_cursor *c = NULL;
+    int found = -1;
+    if (dls_medium_open(&m, path, DLS_OPEN_READ, NULL, NULL) == 0 &&
+        dls_cursor_new(&c, m, 0) == 0) {
+        dls_record r;
+        dls_next n;
+        while ((n = dls_cursor_next(c, &r, NULL)) == DLS_NEXT_OK || n == DLS_NEXT_GAP) {
+        }
+        if (n == DLS_NEXT_END) {
+            *pos = r.position;
+            found = 0;
+        }
+    }
+    dls_cursor_del(c);
+    dls_medium_del(m);
+    return found;
+}
+
+static int cmd_create(int argc, char **argv)
+{
+    const char *path = NULL;
+    bool segmented = false, seg_opts = false;
+    dls_medium_settings s;
+    dls_medium_settings_default(&s);
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        uint64_t *dst = NULL;
+        if (!strcmp(a, "--segmented")) {
+            segmented = true;
+            continue;
+        }
+        if (!strcmp(a, "--segment-bytes"))
+            dst = &s.segment_bytes;
+        else if (!strcmp(a, "--retain"))
+            dst = &s.retain_segments;
+        else if (!strcmp(a, "--retain-bytes"))
+            dst = &s.retain_bytes;
+        if (dst) {
+            if (i + 1 >= argc || parse_size(argv[i + 1], dst)) {
+                dls_cli_error("stream", "%s needs a non-negative number (e.g. 1048576 or 1M)", a);
+                return DLS_EXIT_USAGE;
+            }
+            seg_opts = true;
+            i++;
+            continue;
+        }
+        if (a[0] == '-' && a[1]) {
+            dls_cli_error("stream", "create: unknown option %s (see --help)", a);
+            return DLS_EXIT_USAGE;
+        }
+        if (path) {
+            dls_cli_error("stream", "create: one PATH only (see --help)");
+            return DLS_EXIT_USAGE;
+        }
+        path = a;
+    }
+    if (!path) {
+        dls_cli_error("stream", "create: PATH is missing (see --help)");
+        return DLS_EXIT_USAGE;
+    }
+    if (seg_opts && !segmented) {
+        dls_cli_error("stream", "create: --segment-bytes, --retain and --retain-bytes "
+                                "need --segmented");
+        return DLS_EXIT_USAGE;
+    }
+    if (segmented && s.segment_bytes < DLS_STREAM_HEADER_LEN + DLS_RECORD_HEADER_LEN + 1) {
+        dls_cli_error("stream", "create: --segment-bytes must be at least %u",
+                      DLS_STREAM_HEADER_LEN + DLS_RECORD_HEADER_LEN + 1);
+        return DLS_EXIT_USAGE;
+    }
+    dls_medium *m = NULL;
+    dls_where w;
+    memset(&w, 0, sizeof w);
+    int rc = dls_medium_create(&m, segmented ? DLS_MEDIUM_SEGMENTED : DLS_MEDIUM_FILE, path,
+                               &s, &w);
+    if (rc)
+        return fail(path, rc, &w);
+    const uint8_t *id = dls_medium_id(m);
+    for (int i = 0; i < DLS_MEDIUM_ID_LEN; i++)
+        printf("%02x", id[i]);
+    printf("\n");
+    dls_medium_del(m);
+    return fflush(stdout) == 0 ? DLS_EXIT_OK : DLS_EXIT_FAIL;
+}
+
+static int cmd_seal(int argc, char **argv)
+{
+    if (argc != 2 || argv[1][0] == '-') {
+        dls_cli_error("stream", "seal: exactly one PATH (see --help)");
+        return DLS_EXIT_USAGE;
+    }
+    const char *path = argv[1];
+    dls_medium *m = NULL;
+    dls_where w;
+    memset(&w, 0, sizeof w);
+    int rc = dls_medium_open(&m, path, DLS_OPEN_APPEND, NULL, &w);
+    if (!rc)
+        rc = dls_medium_seal(m, &w);
+    dls_medium_del(m);
+    uint64_t pos;
+    if (rc == DLS_ERR_SEALED && seal_position(path, &pos) == 0) {
+        dls_cli_error("stream", "%s: position %" PRIu64 ": already sealed", path, pos);
+        return DLS_EXIT_FAIL;
+    }
+    return rc ? fail(path, rc, &w) : DLS_EXIT_OK;
+}
 
 int dls_cmd_stream(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    dls_cli_error("stream", "not available in this build yet");
+    if (dls_cli_wants_help(argc, argv)) {
+        usage(stdout);
+        return DLS_EXIT_OK;
+    }
+    if (argc < 2) {
+        usage(stderr);
+        return DLS_EXIT_USAGE;
+    }
+    if (!strcmp(argv[1], "create"))
+        return cmd_create(argc - 1, argv + 1);
+    if (!strcmp(argv[1], "seal"))
+        return cmd_seal(argc - 1, argv + 1);
+    dls_cli_error("stream", "unknown action '%s' (create or seal; see --help)", argv[1]);
     return DLS_EXIT_USAGE;
 }

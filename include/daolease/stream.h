@@ -11,8 +11,16 @@
  * through include/daolease/medium_impl.h without touching the judge.
  *
  * Threads: a medium handle and its cursors belong to one thread at a time,
- * except dls_medium_append on a DLS_SYNC_GROUP medium, which may be called
- * from several threads at once (their appends share one fdatasync).
+ * except dls_medium_append, dls_medium_append_batch and dls_medium_seal,
+ * which may be called from several threads at once on one handle (they are
+ * serialized inside; on a DLS_SYNC_GROUP medium their appends share one
+ * fdatasync). A ring medium is fully thread-safe: appends and cursors may
+ * run on different threads (each cursor still belongs to one thread).
+ *
+ * Error reporting: functions that take a dls_where fill it on failure with
+ * `offset` = the byte offset concerned (of the bad record, or where a write
+ * started), `reason` = a static sentence and `sys_errno` = errno for
+ * DLS_ERR_IO. Positions are reported in dls_record (see dls_cursor_next).
  */
 #ifndef DAOLEASE_STREAM_H
 #define DAOLEASE_STREAM_H
@@ -31,6 +39,16 @@ extern "C" {
 #define DLS_RECORD_MAX 65536u          /* bytes, one record's payload */
 #define DLS_TORN_TAIL_MAX (4u << 20)   /* R: a bad tail within R bytes of EOF is torn */
 #define DLS_STREAM_HEADER_LEN 48u
+#define DLS_RECORD_HEADER_LEN 8u       /* L (4, LE) and CRC-32 (4, LE) before each payload */
+#define DLS_STREAM_VERSION 1u
+#define DLS_STREAM_MAGIC "DAOLSTRM"    /* 8 bytes, no terminator in the file */
+#define DLS_STREAM_BASE_MAX 0x7fffffffffffffffull /* a larger base index is refused */
+
+/* The seal: exactly these 20 bytes, the map {"dao.stream/sealed": true} in
+ * msgpack's shortest form (stream-format.md). It occupies a position and is
+ * never returned as ok. */
+#define DLS_SEAL_RECORD "\x81\xb1" "dao.stream/sealed" "\xc3"
+#define DLS_SEAL_RECORD_LEN 20u
 #ifndef DLS_MEDIUM_ID_LEN
 #define DLS_MEDIUM_ID_LEN 16
 #endif
@@ -69,8 +87,20 @@ typedef enum dls_open_mode {
  *   segment_bytes    64 MiB (segmented: roll before exceeding this size)
  *   retain_segments  0      (segmented: keep at most this many; 0 = no bound)
  *   retain_bytes     0      (segmented: keep at most this many bytes; 0 = no bound)
+ *                           The three segmented bounds are the medium's own:
+ *                           dls_medium_create records them in the directory
+ *                           (file `medium.bounds`) and every writer that opens
+ *                           the medium obeys the recorded values; the settings
+ *                           given to dls_medium_open apply only to a directory
+ *                           without that file (made by another implementation).
  *   ring_capacity    4096   (ring: records kept)
  *   id               NULL   (create: a random id; else these 16 bytes)
+ *   exclusive        false  (file and segmented, DLS_OPEN_APPEND: when true
+ *                            the writer lock is taken at open and held until
+ *                            dls_medium_del, so appends skip the per-append
+ *                            lock and tail check; other writers answer
+ *                            DLS_ERR_LOCKED. For single-writer media such as
+ *                            a journal.)
  */
 typedef struct dls_medium_settings {
     dls_sync sync;
@@ -80,13 +110,19 @@ typedef struct dls_medium_settings {
     uint64_t retain_bytes;
     size_t ring_capacity;
     const uint8_t *id;
+    bool exclusive;
 } dls_medium_settings;
 
+/* Fills *s with the defaults listed above. */
 DLS_EXPORT void dls_medium_settings_default(dls_medium_settings *s);
 
 /* Creates a new medium at `path` (a file, or a directory for
  * DLS_MEDIUM_SEGMENTED) atomically (temporary name, rename, directory fsync)
- * and opens it for append. DLS_ERR_EXISTS when the path exists. */
+ * and opens it for append. The creation never replaces an existing path.
+ * `s` may be NULL (defaults). On success *out is owned by the caller
+ * (dls_medium_del). Errors: DLS_ERR_EXISTS when the path exists,
+ * DLS_ERR_INVAL (kind is not FILE or SEGMENTED, a setting out of range),
+ * DLS_ERR_IO (w->sys_errno), DLS_ERR_NOMEM, DLS_ERR_SODIUM. */
 DLS_EXPORT int dls_medium_create(dls_medium **out, dls_medium_kind kind,
                                  const char *path, const dls_medium_settings *s,
                                  dls_where *w);
@@ -94,39 +130,65 @@ DLS_EXPORT int dls_medium_create(dls_medium **out, dls_medium_kind kind,
 /* Opens an existing file or segmented directory (detected from the path).
  * DLS_OPEN_APPEND truncates a torn tail (stream-format.md, R rule) and
  * refuses corruption with DLS_ERR_CORRUPT (w->offset = the bad record's
- * byte offset, w->reason why). DLS_ERR_HEADER for a foreign or future file. */
+ * byte offset, w->reason why). DLS_ERR_HEADER for a foreign or future file
+ * (for DLS_OPEN_APPEND also a file shorter than its 48-byte header; for
+ * DLS_OPEN_READ such a file opens and its cursors answer blocked until the
+ * header is complete). DLS_ERR_LOCKED when the writer lock was not obtained
+ * within s->lock_timeout_ms, DLS_ERR_NOTFOUND when the path does not exist,
+ * DLS_ERR_MEDIUM_ID for a segment whose header names another medium,
+ * DLS_ERR_IO, DLS_ERR_NOMEM. `s` may be NULL (defaults). Opening for read
+ * is O(1) and takes no lock; opening for append scans the (last) file once
+ * to count its records. */
 DLS_EXPORT int dls_medium_open(dls_medium **out, const char *path,
                                dls_open_mode mode, const dls_medium_settings *s,
                                dls_where *w);
 
-/* A new in-memory ring (evict-oldest at s->ring_capacity records). */
+/* A new in-memory ring (evict-oldest at s->ring_capacity records), open
+ * for append, with s->id or a random id. Errors: DLS_ERR_INVAL (capacity
+ * 0), DLS_ERR_NOMEM, DLS_ERR_SODIUM. */
 DLS_EXPORT int dls_ring_new(dls_medium **out, const dls_medium_settings *s);
 
 /* Closes a medium; NULL-safe. Cursors on it must be deleted first. */
 DLS_EXPORT void dls_medium_del(dls_medium *m);
 
+/* The medium's 16-byte id, borrowed for the medium's lifetime (all zero
+ * for a file opened for reading whose header is not complete yet). */
 DLS_EXPORT const uint8_t *dls_medium_id(const dls_medium *m);
+/* What the medium declares: DLS_RETAIN_ALL for a plain file,
+ * DLS_RETAIN_EVICT_OLDEST for segmented and ring media. */
 DLS_EXPORT dls_retention dls_medium_retention(const dls_medium *m);
 DLS_EXPORT dls_medium_kind dls_medium_kind_of(const dls_medium *m);
 DLS_EXPORT dls_sync dls_medium_sync(const dls_medium *m);
+DLS_EXPORT dls_open_mode dls_medium_mode(const dls_medium *m);
 /* The path or URL the medium was opened from, for messages. */
 DLS_EXPORT const char *dls_medium_name(const dls_medium *m);
 
 /* Appends one record (a msgpack map, 1 … 65536 bytes). Answers 0 only once
  * the record is durable to the medium's sync policy, with *pos its position.
  * Errors: DLS_ERR_SEALED, DLS_ERR_RECORD, DLS_ERR_LOCKED, DLS_ERR_IO (the
- * partial write undone), DLS_ERR_STATE for a medium opened for reading. */
+ * partial write undone), DLS_ERR_STATE for a medium opened for reading,
+ * DLS_ERR_CORRUPT when another writer left more than R bytes after a bad
+ * record. Appending exactly DLS_SEAL_RECORD seals the medium. After a
+ * failed fdatasync the handle refuses every later append with DLS_ERR_IO
+ * (the page cache can no longer be trusted: reopen the medium). */
 DLS_EXPORT int dls_medium_append(dls_medium *m, const uint8_t *rec, size_t n,
                                  uint64_t *pos, dls_where *w);
 
 /* Appends `count` records under one lock and, for DLS_SYNC_GROUP and
  * DLS_SYNC_DATA, one sync; *first is the first record's position. All or
- * nothing: on error none is acknowledged and the file is cut back. */
+ * nothing: on error none is acknowledged and the file is cut back. A batch
+ * in which a seal is followed by another record is refused with
+ * DLS_ERR_SEALED, nothing written. count 0 answers DLS_ERR_INVAL. On a
+ * segmented medium a batch goes whole into one segment (rolling before it
+ * when needed). For DLS_SYNC_DATA/GROUP a batch of more than R bytes is
+ * written and synced in chunks of at most R bytes (stream-format.md: never
+ * more than R bytes in flight); it is still acknowledged only as a whole. */
 DLS_EXPORT int dls_medium_append_batch(dls_medium *m, const uint8_t *const *recs,
                                        const size_t *lens, size_t count,
                                        uint64_t *first, dls_where *w);
 
-/* Appends the seal; later appends answer DLS_ERR_SEALED. */
+/* Appends the seal; later appends answer DLS_ERR_SEALED (also this call,
+ * when the medium is sealed already). */
 DLS_EXPORT int dls_medium_seal(dls_medium *m, dls_where *w);
 
 /* ---- cursors ------------------------------------------------------------ */
@@ -142,7 +204,8 @@ typedef enum dls_next {
 /* What next() yields. On OK: `position` and the payload `p`/`n`, borrowed
  * until the next call on the cursor. On GAP: `position` is where the
  * cursor now stands (the oldest retained record) and `gap_from` where it
- * stood. On END: `position` is the seal's position. */
+ * stood. On END: `position` is the seal's position. On BLOCKED and ERROR:
+ * `position` is the cursor's (unchanged) position; p is NULL, n 0. */
 typedef struct dls_record {
     uint64_t position;
     uint64_t gap_from;
@@ -150,20 +213,35 @@ typedef struct dls_record {
     size_t n;
 } dls_record;
 
-/* A cursor on m starting at position `from` (0 = the first record ever). */
+/* A cursor on m starting at position `from` (0 = the first record ever).
+ * The cursor borrows m (delete it before m). Creating is cheap: the first
+ * next() walks to `from`. Errors: DLS_ERR_INVAL, DLS_ERR_NOMEM. */
 DLS_EXPORT int dls_cursor_new(dls_cursor **out, dls_medium *m, uint64_t from);
+/* Deletes a cursor; NULL-safe. */
 DLS_EXPORT void dls_cursor_del(dls_cursor *c);
 
 /* Answers exactly one dls_next value (never negative, never blocks). On
- * DLS_NEXT_ERROR `w` names the position, byte offset and reason. */
+ * DLS_NEXT_ERROR rec->position is the position and `w` the byte offset
+ * (w->offset, within the file or segment) and reason; w may be NULL. A
+ * retired cursor (after END) answers END again. */
 DLS_EXPORT dls_next dls_cursor_next(dls_cursor *c, dls_record *rec, dls_where *w);
 
 /* The next unread position (after END: the seal's position). */
 DLS_EXPORT uint64_t dls_cursor_position(const dls_cursor *c);
 DLS_EXPORT dls_medium *dls_cursor_medium(const dls_cursor *c);
 
+/* "ok", "blocked", "end", "gap", "transport-error" (never NULL). */
 DLS_EXPORT const char *dls_next_name(dls_next r);
+/* "none", "data", "group" (never NULL). */
 DLS_EXPORT const char *dls_sync_name(dls_sync s);
+/* Parses "none", "data" or "group"; 0 or DLS_ERR_INVAL. */
+DLS_EXPORT int dls_sync_parse(const char *name, dls_sync *out);
+
+/* True when p/n is exactly the seal record. */
+DLS_EXPORT bool dls_record_is_seal(const uint8_t *p, size_t n);
+
+/* The CRC-32 the format uses (IEEE, as zlib's crc32()) of p/n. */
+DLS_EXPORT uint32_t dls_stream_crc32(const uint8_t *p, size_t n);
 
 #ifdef __cplusplus
 }

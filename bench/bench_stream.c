@@ -1,0 +1,310 @@
+/* Benchmark of stream media (stream-format.md) against raw system calls on
+ * the same file system, measured in the same run. Prints JSON Lines
+ *   {"bench": "stream", "metric": …, "value": …, "baseline": …, "ratio": …}
+ * with ratio = value / baseline (higher is better for every metric here).
+ *
+ *   bench_stream [DIR]      (default ".": use a directory on the real disk)
+ *
+ * Metrics (records of 100-byte payloads):
+ *   append_none            appends/s, sync none, lock and tail check per append
+ *                          vs a raw write() loop of the same records (CRC included)
+ *   append_none_exclusive  the same with the writer lock held from open (exclusive)
+ *   append_data            appends/s, sync data vs raw write()+fdatasync()
+ *   append_group_batch64   appends/s, sync group, batches of 64 vs the library's
+ *                          data appends/s (the target is >= 20x)
+ *   append_group_threads8  appends/s, sync group, 8 threads appending one record
+ *                          at a time vs the library's data appends/s
+ *   scan                   records/s read by a cursor vs a raw pread walk (1 MiB
+ *                          chunks) that checks the same CRC-32
+ * Targets (not tests): overhead <= 10% for none and data (ratio >= 0.9), group
+ * >= 20x data, scan >= 0.8x raw. */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "daolease/stream.h"
+
+#define PAYLOAD 100
+
+static const char *dir = ".";
+static char path_lib[4096], path_raw[4096];
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void die(const char *what, int rc)
+{
+    fprintf(stderr, "bench_stream: %s: %s\n", what, rc < 0 ? dls_strerror(rc) : strerror(errno));
+    exit(1);
+}
+
+static void payload(uint8_t *p, uint64_t i)
+{
+    /* a msgpack map {"i": i, "p": bin(...)} of exactly PAYLOAD bytes */
+    p[0] = 0x82;
+    p[1] = 0xa1, p[2] = 'i', p[3] = 0xcf;
+    for (int k = 0; k < 8; k++)
+        p[4 + k] = (uint8_t)(i >> (56 - 8 * k));
+    p[12] = 0xa1, p[13] = 'p', p[14] = 0xc4, p[15] = PAYLOAD - 16;
+    for (int k = 16; k < PAYLOAD; k++)
+        p[k] = (uint8_t)(i + (uint64_t)k);
+}
+
+static void emit(const char *metric, double value, double baseline)
+{
+    printf("{\"bench\": \"stream\", \"metric\": \"%s\", \"value\": %.1f, \"baseline\": %.1f, "
+           "\"ratio\": %.3f}\n",
+           metric, value, baseline, baseline > 0 ? value / baseline : 0.0);
+    fflush(stdout);
+}
+
+static dls_medium *fresh(dls_sync sync, bool exclusive)
+{
+    unlink(path_lib);
+    dls_medium_settings s;
+    dls_medium_settings_default(&s);
+    s.sync = sync;
+    s.exclusive = exclusive;
+    dls_medium *m;
+    int rc = dls_medium_create(&m, DLS_MEDIUM_FILE, path_lib, &s, NULL);
+    if (rc)
+        die("create", rc);
+    return m;
+}
+
+static double lib_appends(dls_sync sync, bool exclusive, uint64_t n)
+{
+    dls_medium *m = fresh(sync, exclusive);
+    uint8_t p[PAYLOAD];
+    double t0 = now();
+    for (uint64_t i = 0; i < n; i++) {
+        payload(p, i);
+        int rc = dls_medium_append(m, p, PAYLOAD, NULL, NULL);
+        if (rc)
+            die("append", rc);
+    }
+    double t = now() - t0;
+    dls_medium_del(m);
+    return (double)n / t;
+}
+
+static double raw_appends(bool sync, uint64_t n)
+{
+    unlink(path_raw);
+    int fd = open(path_raw, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd < 0)
+        die("open raw", 0);
+    uint8_t hdr[48] = "DAOLSTRM\1\0\0\0\x30";
+    if (write(fd, hdr, 48) != 48)
+        die("write raw", 0);
+    uint8_t rec[8 + PAYLOAD];
+    double t0 = now();
+    for (uint64_t i = 0; i < n; i++) {
+        payload(rec + 8, i);
+        uint32_t c = (uint32_t)crc32(0, rec + 8, PAYLOAD);
+        uint32_t l = PAYLOAD;
+        memcpy(rec, &l, 4);
+        memcpy(rec + 4, &c, 4);
+        if (write(fd, rec, sizeof rec) != (ssize_t)sizeof rec)
+            die("write raw", 0);
+        if (sync && fdatasync(fd))
+            die("fdatasync raw", 0);
+    }
+    double t = now() - t0;
+    close(fd);
+    return (double)n / t;
+}
+
+static double group_batch(uint64_t batches)
+{
+    dls_medium *m = fresh(DLS_SYNC_GROUP, false);
+    static uint8_t bufs[64][PAYLOAD];
+    const uint8_t *recs[64];
+    size_t lens[64];
+    double t0 = now();
+    for (uint64_t b = 0; b < batches; b++) {
+        for (int k = 0; k < 64; k++) {
+            payload(bufs[k], b * 64 + (uint64_t)k);
+            recs[k] = bufs[k];
+            lens[k] = PAYLOAD;
+        }
+        int rc = dls_medium_append_batch(m, recs, lens, 64, NULL, NULL);
+        if (rc)
+            die("append_batch", rc);
+    }
+    double t = now() - t0;
+    dls_medium_del(m);
+    return (double)(batches * 64) / t;
+}
+
+struct targ {
+    dls_medium *m;
+    uint64_t n;
+};
+
+static void *group_thread(void *a)
+{
+    struct targ *t = a;
+    uint8_t p[PAYLOAD];
+    for (uint64_t i = 0; i < t->n; i++) {
+        payload(p, i);
+        int rc = dls_medium_append(t->m, p, PAYLOAD, NULL, NULL);
+        if (rc)
+            die("append", rc);
+    }
+    return NULL;
+}
+
+static double group_threads(int threads, uint64_t per)
+{
+    dls_medium *m = fresh(DLS_SYNC_GROUP, false);
+    pthread_t th[64];
+    struct targ a = {m, per};
+    double t0 = now();
+    for (int k = 0; k < threads; k++)
+        pthread_create(&th[k], NULL, group_thread, &a);
+    for (int k = 0; k < threads; k++)
+        pthread_join(th[k], NULL);
+    double t = now() - t0;
+    dls_medium_del(m);
+    return (double)((uint64_t)threads * per) / t;
+}
+
+static double lib_scan(uint64_t expect)
+{
+    dls_medium *m;
+    int rc = dls_medium_open(&m, path_lib, DLS_OPEN_READ, NULL, NULL);
+    if (rc)
+        die("open", rc);
+    dls_cursor *c;
+    if ((rc = dls_cursor_new(&c, m, 0)))
+        die("cursor", rc);
+    dls_record r;
+    uint64_t n = 0, sum = 0;
+    double t0 = now();
+    while (dls_cursor_next(c, &r, NULL) == DLS_NEXT_OK) {
+        sum += r.p[r.n - 1];
+        n++;
+    }
+    double t = now() - t0;
+    if (n != expect)
+        die("scan count", 0);
+    dls_cursor_del(c);
+    dls_medium_del(m);
+    (void)sum;
+    return (double)n / t;
+}
+
+static double raw_scan(uint64_t expect)
+{
+    int fd = open(path_lib, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        die("open scan", 0);
+    size_t cap = 1 << 20;
+    uint8_t *buf = malloc(cap);
+    uint64_t off = 48, n = 0;
+    double t0 = now();
+    for (;;) {
+        ssize_t k = pread(fd, buf, cap, (off_t)off);
+        if (k <= 0)
+            break;
+        size_t at = 0;
+        while (at + 8 <= (size_t)k) {
+            uint32_t l, c;
+            memcpy(&l, buf + at, 4);
+            memcpy(&c, buf + at + 4, 4);
+            if (l == 0 || l > 65536 || at + 8 + l > (size_t)k)
+                break;
+            if ((uint32_t)crc32(0, buf + at + 8, l) != c)
+                die("raw crc", 0);
+            at += 8 + l;
+            n++;
+        }
+        if (at == 0)
+            break;
+        off += at;
+    }
+    double t = now() - t0;
+    free(buf);
+    close(fd);
+    if (n != expect)
+        die("raw scan count", 0);
+    return (double)n / t;
+}
+
+static double best(double a, double b)
+{
+    return a > b ? a : b;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 1)
+        dir = argv[1];
+    snprintf(path_lib, sizeof path_lib, "%s/bench-stream-lib.dls", dir);
+    snprintf(path_raw, sizeof path_raw, "%s/bench-stream-raw.dls", dir);
+    const uint64_t n_none = 300000, n_data = 2000, n_scan = 1000000;
+    double v = 0, b = 0;
+
+    double ex = 0;
+    for (int r = 0; r < 3; r++) {
+        v = best(v, lib_appends(DLS_SYNC_NONE, false, n_none));
+        b = best(b, raw_appends(false, n_none));
+        ex = best(ex, lib_appends(DLS_SYNC_NONE, true, n_none));
+    }
+    emit("append_none", v, b);
+    emit("append_none_exclusive", ex, b);
+
+    /* Sync costs of a shared disk drift: measure the synced variants
+     * interleaved, best of three each. */
+    double g64 = 0, g8 = 0;
+    v = b = 0;
+    for (int r = 0; r < 3; r++) {
+        v = best(v, lib_appends(DLS_SYNC_DATA, false, n_data));
+        b = best(b, raw_appends(true, n_data));
+        g64 = best(g64, group_batch(n_data / 64 * 16));
+        g8 = best(g8, group_threads(8, n_data / 8));
+    }
+    emit("append_data", v, b);
+    emit("append_group_batch64", g64, v);
+    emit("append_group_threads8", g8, v);
+
+    /* scan: a file of n_scan records */
+    dls_medium *m = fresh(DLS_SYNC_NONE, true);
+    static uint8_t bufs[256][PAYLOAD];
+    const uint8_t *recs[256];
+    size_t lens[256];
+    for (uint64_t i = 0; i < n_scan; i += 256) {
+        for (int k = 0; k < 256; k++) {
+            payload(bufs[k], i + (uint64_t)k);
+            recs[k] = bufs[k];
+            lens[k] = PAYLOAD;
+        }
+        int rc = dls_medium_append_batch(m, recs, lens, 256, NULL, NULL);
+        if (rc)
+            die("fill", rc);
+    }
+    dls_medium_del(m);
+    uint64_t total = (n_scan + 255) / 256 * 256;
+    v = b = 0;
+    for (int r = 0; r < 5; r++) {
+        v = best(v, lib_scan(total));
+        b = best(b, raw_scan(total));
+    }
+    emit("scan", v, b);
+    unlink(path_lib);
+    unlink(path_raw);
+    return 0;
+}

@@ -1,0 +1,339 @@
+/* The public medium and cursor handles: argument checks, seal handling and
+ * cursor positions common to every backend, then dispatch through the
+ * backend's dls_medium_ops (include/daolease/medium_impl.h). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "stream/internal.h"
+
+struct dls_medium {
+    const dls_medium_ops *ops;
+    void *impl;
+    dls_medium_info info;
+    char *name;
+};
+
+struct dls_cursor {
+    dls_medium *m;
+    void *impl;
+    uint64_t pos;     /* the next unread position (after END: the seal's) */
+    bool retired;
+};
+
+void dls_medium_settings_default(dls_medium_settings *s)
+{
+    memset(s, 0, sizeof *s);
+    s->sync = DLS_SYNC_DATA;
+    s->lock_timeout_ms = 5000;
+    s->segment_bytes = 64ull << 20;
+    s->retain_segments = 0;
+    s->retain_bytes = 0;
+    s->ring_capacity = 4096;
+    s->id = NULL;
+    s->exclusive = false;
+}
+
+static const dls_medium_settings *settings_or_default(const dls_medium_settings *s,
+                                                      dls_medium_settings *tmp)
+{
+    if (s)
+        return s;
+    dls_medium_settings_default(tmp);
+    return tmp;
+}
+
+static int check_settings(const dls_medium_settings *s, dls_where *w)
+{
+    if (s->sync != DLS_SYNC_NONE && s->sync != DLS_SYNC_DATA && s->sync != DLS_SYNC_GROUP)
+        return dls_st_fail(w, DLS_ERR_INVAL, 0, "unknown sync policy", 0);
+    return 0;
+}
+
+int dls_medium_wrap(dls_medium **out, const dls_medium_ops *ops, void *impl,
+                    const dls_medium_info *info)
+{
+    if (!out || !ops || !info || !ops->append_batch || !ops->cursor_new ||
+        !ops->cursor_next || !ops->cursor_del || !ops->del)
+        return DLS_ERR_INVAL;
+    dls_medium *m = calloc(1, sizeof *m);
+    if (!m)
+        return DLS_ERR_NOMEM;
+    m->ops = ops;
+    m->impl = impl;
+    m->info = *info;
+    m->name = strdup(info->name ? info->name : ops->kind_name ? ops->kind_name : "medium");
+    if (!m->name) {
+        free(m);
+        return DLS_ERR_NOMEM;
+    }
+    m->info.name = m->name;
+    *out = m;
+    return 0;
+}
+
+void *dls_medium_impl(dls_medium *m, const dls_medium_ops *ops)
+{
+    return m && m->ops == ops ? m->impl : NULL;
+}
+
+int dls_medium_create(dls_medium **out, dls_medium_kind kind, const char *path,
+                      const dls_medium_settings *s, dls_where *w)
+{
+    dls_medium_settings tmp;
+    if (!out || !path)
+        return dls_st_fail(w, DLS_ERR_INVAL, 0, "no output or no path", 0);
+    *out = NULL;
+    s = settings_or_default(s, &tmp);
+    int rc = check_settings(s, w);
+    if (rc)
+        return rc;
+    if (kind == DLS_MEDIUM_FILE)
+        return dls_st_file_create(out, path, s, w);
+    if (kind == DLS_MEDIUM_SEGMENTED)
+        return dls_st_segmented_create(out, path, s, w);
+    return dls_st_fail(w, DLS_ERR_INVAL, 0,
+                       "only file and segmented media are created from a path", 0);
+}
+
+int dls_medium_open(dls_medium **out, const char *path, dls_open_mode mode,
+                    const dls_medium_settings *s, dls_where *w)
+{
+    dls_medium_settings tmp;
+    if (!out || !path || (mode != DLS_OPEN_READ && mode != DLS_OPEN_APPEND))
+        return dls_st_fail(w, DLS_ERR_INVAL, 0, "no output, no path or unknown mode", 0);
+    *out = NULL;
+    s = settings_or_default(s, &tmp);
+    int rc = check_settings(s, w);
+    if (rc)
+        return rc;
+    struct stat st;
+    if (stat(path, &st) < 0)
+        return dls_st_fail(w, errno == ENOENT ? DLS_ERR_NOTFOUND : DLS_ERR_IO, 0,
+                           errno == ENOENT ? "no such file or directory"
+                                           : "cannot stat the medium",
+                           errno);
+    if (S_ISDIR(st.st_mode))
+        return dls_st_segmented_open(out, path, mode, s, w);
+    return dls_st_file_open(out, path, mode, s, w);
+}
+
+void dls_medium_del(dls_medium *m)
+{
+    if (!m)
+        return;
+    m->ops->del(m->impl);
+    free(m->name);
+    free(m);
+}
+
+const uint8_t *dls_medium_id(const dls_medium *m)
+{
+    if (m->ops->id)
+        return m->ops->id(m->impl);
+    return m->info.id;
+}
+
+dls_retention dls_medium_retention(const dls_medium *m)
+{
+    return m->info.retention;
+}
+
+dls_medium_kind dls_medium_kind_of(const dls_medium *m)
+{
+    return m->info.kind;
+}
+
+dls_sync dls_medium_sync(const dls_medium *m)
+{
+    return m->info.sync;
+}
+
+dls_open_mode dls_medium_mode(const dls_medium *m)
+{
+    return m->info.mode;
+}
+
+const char *dls_medium_name(const dls_medium *m)
+{
+    return m->name;
+}
+
+static int check_record(const uint8_t *rec, size_t n, dls_where *w)
+{
+    if (!rec || n == 0 || n > DLS_RECORD_MAX)
+        return dls_st_fail(w, DLS_ERR_RECORD, 0, "a record is 1 to 65536 bytes", 0);
+    return 0;
+}
+
+static int check_appendable(const dls_medium *m, dls_where *w)
+{
+    if (!m)
+        return dls_st_fail(w, DLS_ERR_INVAL, 0, "no medium", 0);
+    if (m->info.mode != DLS_OPEN_APPEND)
+        return dls_st_fail(w, DLS_ERR_STATE, 0, "the medium is open for reading only", 0);
+    return 0;
+}
+
+int dls_medium_append(dls_medium *m, const uint8_t *rec, size_t n, uint64_t *pos,
+                      dls_where *w)
+{
+    int rc = check_appendable(m, w);
+    if (!rc)
+        rc = check_record(rec, n, w);
+    if (rc)
+        return rc;
+    uint64_t p = 0;
+    if (m->ops->append)
+        rc = m->ops->append(m->impl, rec, n, &p, w);
+    else
+        rc = m->ops->append_batch(m->impl, &rec, &n, 1, &p, w);
+    if (!rc && pos)
+        *pos = p;
+    return rc;
+}
+
+int dls_medium_append_batch(dls_medium *m, const uint8_t *const *recs, const size_t *lens,
+                            size_t count, uint64_t *first, dls_where *w)
+{
+    int rc = check_appendable(m, w);
+    if (rc)
+        return rc;
+    if (!recs || !lens || count == 0)
+        return dls_st_fail(w, DLS_ERR_INVAL, 0, "an empty batch", 0);
+    for (size_t i = 0; i < count; i++)
+        if ((rc = check_record(recs[i], lens[i], w)))
+            return rc;
+    uint64_t p = 0;
+    rc = m->ops->append_batch(m->impl, recs, lens, count, &p, w);
+    if (!rc && first)
+        *first = p;
+    return rc;
+}
+
+int dls_medium_seal(dls_medium *m, dls_where *w)
+{
+    int rc = check_appendable(m, w);
+    if (rc)
+        return rc;
+    uint64_t p;
+    if (m->ops->seal)
+        return m->ops->seal(m->impl, &p, w);
+    return dls_medium_append(m, (const uint8_t *)DLS_SEAL_RECORD, DLS_SEAL_RECORD_LEN, &p, w);
+}
+
+/* ---- cursors ------------------------------------------------------------ */
+
+int dls_cursor_new(dls_cursor **out, dls_medium *m, uint64_t from)
+{
+    if (!out || !m)
+        return DLS_ERR_INVAL;
+    *out = NULL;
+    dls_cursor *c = calloc(1, sizeof *c);
+    if (!c)
+        return DLS_ERR_NOMEM;
+    int rc = m->ops->cursor_new(m->impl, from, &c->impl);
+    if (rc) {
+        free(c);
+        return rc;
+    }
+    c->m = m;
+    c->pos = from;
+    *out = c;
+    return 0;
+}
+
+void dls_cursor_del(dls_cursor *c)
+{
+    if (!c)
+        return;
+    c->m->ops->cursor_del(c->impl);
+    free(c);
+}
+
+dls_next dls_cursor_next(dls_cursor *c, dls_record *rec, dls_where *w)
+{
+    dls_record tmp;
+    if (!rec)
+        rec = &tmp;
+    rec->position = 0;
+    rec->gap_from = 0;
+    rec->p = NULL;
+    rec->n = 0;
+    if (c->retired) {
+        rec->position = c->pos;
+        return DLS_NEXT_END;
+    }
+    dls_next r = c->m->ops->cursor_next(c->impl, rec, w);
+    switch (r) {
+    case DLS_NEXT_OK:
+        if (rec->n == DLS_SEAL_RECORD_LEN && dls_record_is_seal(rec->p, rec->n)) {
+            c->retired = true;
+            c->pos = rec->position;
+            rec->p = NULL;
+            rec->n = 0;
+            return DLS_NEXT_END;
+        }
+        c->pos = rec->position + 1;
+        return r;
+    case DLS_NEXT_END:
+        c->retired = true;
+        c->pos = rec->position;
+        return r;
+    case DLS_NEXT_GAP:
+        c->pos = rec->position;
+        return r;
+    case DLS_NEXT_BLOCKED:
+    case DLS_NEXT_ERROR:
+    default:
+        rec->p = NULL;
+        rec->n = 0;
+        rec->position = c->pos;
+        return r == DLS_NEXT_BLOCKED ? r : DLS_NEXT_ERROR;
+    }
+}
+
+uint64_t dls_cursor_position(const dls_cursor *c)
+{
+    return c->pos;
+}
+
+dls_medium *dls_cursor_medium(const dls_cursor *c)
+{
+    return c->m;
+}
+
+const char *dls_next_name(dls_next r)
+{
+    switch (r) {
+    case DLS_NEXT_OK: return "ok";
+    case DLS_NEXT_BLOCKED: return "blocked";
+    case DLS_NEXT_END: return "end";
+    case DLS_NEXT_GAP: return "gap";
+    case DLS_NEXT_ERROR: return "transport-error";
+    }
+    return "unknown";
+}
+
+const char *dls_sync_name(dls_sync s)
+{
+    switch (s) {
+    case DLS_SYNC_NONE: return "none";
+    case DLS_SYNC_DATA: return "data";
+    case DLS_SYNC_GROUP: return "group";
+    }
+    return "unknown";
+}
+
+int dls_sync_parse(const char *name, dls_sync *out)
+{
+    static const dls_sync all[] = {DLS_SYNC_NONE, DLS_SYNC_DATA, DLS_SYNC_GROUP};
+    for (size_t i = 0; name && i < sizeof all / sizeof all[0]; i++)
+        if (!strcmp(name, dls_sync_name(all[i]))) {
+            if (out)
+                *out = all[i];
+            return 0;
+        }
+    return DLS_ERR_INVAL;
+}
