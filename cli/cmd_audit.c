@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 
 #include "cli/cli.h"
+#include "daolease/redis.h"
 #include "daolease/attrib.h"
 #include "daolease/audit.h"
 #include "daolease/stream.h"
@@ -111,15 +112,23 @@ static int parse_args(int argc, char **argv, opts *o)
     return 0;
 }
 
+/* Opens a path or a redis:// URL for reading. */
+static int open_read(dls_medium **m, const char *where, dls_where *w)
+{
+    return dls_redis_is_url(where) ? dls_redis_open(m, where, DLS_OPEN_READ, NULL, w)
+                                   : dls_medium_open(m, where, DLS_OPEN_READ, NULL, w);
+}
+
 /* "PATH=PARTY": a path that exists as given is a path; otherwise the text
- * after the last '=' is the party. */
+ * after the last '=' is the party. A redis:// URL with a query string
+ * (which holds '=') names no party. */
 static void split_media(char *arg, const char **path, const char **party)
 {
     struct stat st;
     char *eq = strrchr(arg, '=');
     *path = arg;
     *party = NULL;
-    if (!eq || stat(arg, &st) == 0)
+    if (!eq || (dls_redis_is_url(arg) ? strchr(arg, '?') != NULL : stat(arg, &st) == 0))
         return;
     *eq = 0;
     *party = eq + 1;
@@ -614,7 +623,7 @@ int dls_cmd_audit(int argc, char **argv)
         goto out;
     }
     memset(&w, 0, sizeof w);
-    if ((rc = dls_medium_open(&journal, o.journal, DLS_OPEN_READ, NULL, &w))) {
+    if ((rc = open_read(&journal, o.journal, &w))) {
         where_error(o.journal, "cannot open the journal", rc, &w);
         goto out;
     }
@@ -623,7 +632,7 @@ int dls_cmd_audit(int argc, char **argv)
         split_media(o.media[i], &path, &party);
         paths[i] = o.media[i];
         memset(&w, 0, sizeof w);
-        if ((rc = dls_medium_open(&media[i], path, DLS_OPEN_READ, NULL, &w))) {
+        if ((rc = open_read(&media[i], path, &w))) {
             where_error(path, "cannot open the medium", rc, &w);
             goto out;
         }

@@ -26,6 +26,7 @@
 #include "cli/media.h"
 #include "cli/proc.h"
 #include "daolease/judge.h"
+#include "daolease/redis.h"
 
 #define MS 1000000ull
 #define SECOND 1000000000ull
@@ -42,7 +43,9 @@ static const char usage_text[] =
     "  --items M    work items (default 12, at most 1000)\n"
     "  --kill K     agents killed with SIGKILL mid-work (default 1, < N)\n"
     "  --dir D      the run's folder (created; default: a new folder in /tmp)\n"
-    "  --seed S     the seed of the work times and the victims (default 1)\n";
+    "  --seed S     the seed of the work times and the victims (default 1)\n"
+    "  --redis URL  the agents' media on this Redis server (redis://host:port),\n"
+    "               keys <run folder>-agent-N; the journal stays a local file\n";
 
 struct item {
     uint64_t lease;        /* the current lease, 0 when none */
@@ -97,6 +100,19 @@ void demo_agent_name(char *out, unsigned index)
 void demo_item_subject(char *out, unsigned item)
 {
     sprintf(out, "item/%02u", item);
+}
+
+void demo_medium(char *out, const demo_params *p, unsigned index)
+{
+    if (!p->redis) {
+        char file[32];
+        snprintf(file, sizeof file, "agent-%u.dls", index + 1);
+        demo_path(out, p->dir, file);
+        return;
+    }
+    const char *run = strrchr(p->dir, '/');
+    snprintf(out, DEMO_PATH_MAX, "%.200s/%.200s-agent-%u", p->redis, run ? run + 1 : p->dir,
+             index + 1);
 }
 
 static int parse_item(dls_bytes subject, unsigned items)
@@ -200,7 +216,7 @@ static int write_keys(struct demo *d)
 
 static int create_media(struct demo *d)
 {
-    char path[DEMO_PATH_MAX], file[64];
+    char path[DEMO_PATH_MAX];
     dls_medium_settings s;
     dls_medium_settings_default(&s);
     dls_where w = {0};
@@ -210,12 +226,13 @@ static int create_media(struct demo *d)
         return -1;
     dls_medium_del(m);
     for (unsigned i = 0; i < d->agents; i++) {
-        char name[32];
-        demo_agent_name(name, i);
-        snprintf(file, sizeof file, "%s.dls", name);
-        demo_path(path, d->dir, file);
-        if (dls_medium_create(&m, DLS_MEDIUM_FILE, path, &s, &w))
+        demo_medium(path, &d->p, i);
+        int rc = d->p.redis ? dls_redis_create(&m, path, NULL, &w)
+                            : dls_medium_create(&m, DLS_MEDIUM_FILE, path, &s, &w);
+        if (rc) {
+            dls_cli_error("demo", "%s: %s", path, w.reason ? w.reason : dls_strerror(rc));
             return -1;
+        }
         dls_medium_del(m);
     }
     return 0;
@@ -246,7 +263,7 @@ static int fork_agents(struct demo *d)
 
 static int assemble_judge(struct demo *d)
 {
-    char path[DEMO_PATH_MAX], file[64];
+    char path[DEMO_PATH_MAX];
     dls_where w = {0};
     demo_path(path, d->dir, DEMO_GRANTOR ".secret");
     if (dls_secret_load(&d->secret, path, &w))
@@ -258,10 +275,7 @@ static int assemble_judge(struct demo *d)
     if (dls_cli_open(&d->journal, "demo", path, DLS_OPEN_APPEND, false, DLS_SYNC_DATA))
         return -1;
     for (unsigned i = 0; i < d->agents; i++) {
-        char name[32];
-        demo_agent_name(name, i);
-        snprintf(file, sizeof file, "%s.dls", name);
-        demo_path(path, d->dir, file);
+        demo_medium(path, &d->p, i);
         if (dls_cli_open(&d->media[i], "demo", path, DLS_OPEN_READ, false, DLS_SYNC_DATA) ||
             dls_resolver_new_signed(&d->resolvers[i], dls_medium_id(d->media[i]), d->keyring))
             return -1;
@@ -512,8 +526,12 @@ static int write_manifest(const struct demo *d)
         return -1;
     fprintf(f, "{\"journal\": \"journal.dls\", \"grantor\": \"%s\", \"keyring\": \"keyring\", "
                "\"media\": [", DEMO_GRANTOR);
-    for (unsigned i = 0; i < d->agents; i++)
-        fprintf(f, "%s\"agent-%u.dls\"", i ? ", " : "", i + 1);
+    for (unsigned i = 0; i < d->agents; i++) {
+        char where[DEMO_PATH_MAX];
+        demo_medium(where, &d->p, i);
+        const char *shown = d->p.redis ? where : where + strlen(d->dir) + 1;
+        fprintf(f, "%s\"%s\"", i ? ", " : "", shown);
+    }
     fprintf(f, "], \"svg\": \"timeline.svg\"}\n");
     return fclose(f);
 }
@@ -538,9 +556,7 @@ static int audit(const struct demo *d)
     argv[argc++] = svg;
     argv[argc++] = "--media";
     for (unsigned i = 0; i < d->agents; i++) {
-        char file[64];
-        snprintf(file, sizeof file, "agent-%u.dls", i + 1);
-        demo_path(media[i], d->dir, file);
+        demo_medium(media[i], &d->p, i);
         argv[argc++] = media[i];
     }
     argv[argc] = NULL;
@@ -572,7 +588,8 @@ static int parse(struct demo *d, int argc, char **argv, const char **dir)
     static const struct option opts[] = {
         {"agents", required_argument, 0, 'a'}, {"items", required_argument, 0, 'm'},
         {"kill", required_argument, 0, 'k'}, {"dir", required_argument, 0, 'd'},
-        {"seed", required_argument, 0, 's'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0},
+        {"seed", required_argument, 0, 's'}, {"redis", required_argument, 0, 'r'},
+        {"help", no_argument, 0, 'h'}, {0, 0, 0, 0},
     };
     int c;
     optind = 1;
@@ -583,6 +600,7 @@ static int parse(struct demo *d, int argc, char **argv, const char **dir)
         case 'k': d->kills = (unsigned)strtoul(optarg, NULL, 10); break;
         case 'd': *dir = optarg; break;
         case 's': d->p.seed = strtoull(optarg, NULL, 10); break;
+        case 'r': d->p.redis = optarg; break;
         case 'h': fputs(usage_text, stdout); return 1;
         default: fputs(usage_text, stderr); return -1;
         }

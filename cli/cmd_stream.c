@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "daolease/redis.h"
 #include "daolease/stream.h"
 
 static void usage(FILE *to)
@@ -152,8 +153,15 @@ static int cmd_create(int argc, char **argv)
     dls_medium *m = NULL;
     dls_where w;
     memset(&w, 0, sizeof w);
-    int rc = dls_medium_create(&m, segmented ? DLS_MEDIUM_SEGMENTED : DLS_MEDIUM_FILE, path,
-                               &s, &w);
+    bool url = dls_redis_is_url(path);
+    if (url && segmented) {
+        dls_cli_error("stream", "create: a redis:// medium is not segmented; bound it with "
+                                "?maxlen=N in the URL");
+        return DLS_EXIT_USAGE;
+    }
+    int rc = url ? dls_redis_create(&m, path, NULL, &w)
+                 : dls_medium_create(&m, segmented ? DLS_MEDIUM_SEGMENTED : DLS_MEDIUM_FILE,
+                                     path, &s, &w);
     if (rc)
         return fail(path, rc, &w);
     const uint8_t *id = dls_medium_id(m);
@@ -174,7 +182,8 @@ static int cmd_seal(int argc, char **argv)
     dls_medium *m = NULL;
     dls_where w;
     memset(&w, 0, sizeof w);
-    int rc = dls_medium_open(&m, path, DLS_OPEN_APPEND, NULL, &w);
+    int rc = dls_redis_is_url(path) ? dls_redis_open(&m, path, DLS_OPEN_APPEND, NULL, &w)
+                                    : dls_medium_open(&m, path, DLS_OPEN_APPEND, NULL, &w);
     if (!rc)
         rc = dls_medium_seal(m, &w);
     dls_medium_del(m);

@@ -18,6 +18,7 @@ typedef struct demo_params {
     uint64_t work_max_ns;
     uint64_t seed;
     int progress_fd;          /* the write end of the owner's progress pipe */
+    const char *redis;        /* NULL: agents' media are files; else redis://host:port */
 } demo_params;
 
 /* Progress messages, one line each, written with one write(2) (< PIPE_BUF):
@@ -34,5 +35,8 @@ int demo_agent_main(const demo_params *p, unsigned index);
 void demo_path(char *out, const char *dir, const char *name);
 void demo_agent_name(char *out, unsigned index);
 void demo_item_subject(char *out, unsigned item);
+/* Where agent `index` appends: DIR/agent-N.dls, or with --redis the key
+ * <run folder's name>-agent-N on that server. */
+void demo_medium(char *out, const demo_params *p, unsigned index);
 
 #endif

@@ -24,6 +24,7 @@
 
 struct agent {
     const demo_params *p;
+    unsigned index;
     char name[32];
     dls_secret *secret;
     dls_keyring *keyring;
@@ -66,8 +67,7 @@ static int assemble(struct agent *a)
     demo_path(path, a->p->dir, "keyring");
     if (dls_keyring_load(&a->keyring, path, &w))
         return -1;
-    snprintf(file, sizeof file, "%s.dls", a->name);
-    demo_path(path, a->p->dir, file);
+    demo_medium(path, a->p, a->index);
     if (dls_cli_open(&a->own, "demo", path, DLS_OPEN_APPEND, false, DLS_SYNC_DATA))
         return -1;
     demo_path(path, a->p->dir, "journal.dls");
@@ -242,6 +242,7 @@ int demo_agent_main(const demo_params *p, unsigned index)
     struct agent a;
     memset(&a, 0, sizeof a);
     a.p = p;
+    a.index = index;
     a.rng = p->seed * 2654435761u + index + 1;
     demo_agent_name(a.name, index);
     if (assemble(&a)) {
