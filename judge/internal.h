@@ -199,8 +199,18 @@ typedef struct jl_request {
     uint16_t slen;
 } jl_request;
 
+/* An unsolicited grant's outcome, told to the owner once the pass's
+ * records are on the journal. */
+typedef struct jl_told {
+    uint64_t ticket;
+    uint64_t lease;
+    int error;
+} jl_told;
+
 typedef struct jl_freed {
     uint64_t lease;
+    uint64_t from;          /* the reading the subject freed at: the end of a
+                               lock-delay (0: a lapse in this pass) */
     uint32_t subject;
 } jl_freed;
 
@@ -258,6 +268,7 @@ struct dls_judge {
     size_t subject_bytes;   /* subjects' encoded bytes held */
     jvec pending;           /* uint32_t lease refs pending their reclaim */
     jvec requests;          /* jl_request, owner's unsolicited grants */
+    jvec told;              /* jl_told: outcomes not yet told to the owner */
 
     /* per pass */
     dls_judge_pass_result *res;
@@ -344,7 +355,8 @@ void jl_normalize(dls_judge *j, jl_lease *l);
 /* The lower bound of the reading at which the lease can fall due. */
 uint64_t jl_deadline(const dls_judge *j, const jl_lease *l);
 /* The key of a lease not due at now: its deadline, the silence part held
- * back while its failing medium suspends it (*suspended says so). */
+ * back while its failing medium suspends it once silence holds
+ * (*suspended says so). */
 uint64_t jl_next_key(const dls_judge *j, const jl_lease *l, uint64_t now, bool *suspended);
 /* Sorts a vector of lease refs by ascending lease id. */
 void jl_sort_by_id(dls_judge *j, jvec *v);
@@ -391,6 +403,9 @@ void jj_unlock(dls_judge *j);
 /* ---- policy.c: step 7 ------------------------------------------------------- */
 
 int jp_answer_and_grant(dls_judge *j, uint64_t now);
+/* Tells the owner the outcomes of this pass's unsolicited grant requests
+ * (call once the pass's records are appended ok). */
+void jp_tell_owner(dls_judge *j);
 /* A lease granted (journal record added, ledger entered). */
 int jp_grant(dls_judge *j, const jl_prop *p, uint32_t subject, dls_duration d,
              uint64_t now, uint64_t *lease);

@@ -291,7 +291,7 @@ void dls_judge_del(dls_judge *j)
     jl_ledger_free(j);
     jtab_free(&j->prop_index);
     jvec *vs[] = {&j->pending, &j->due, &j->done, &j->freed, &j->refused_subjects, &j->gaps,
-                  &j->mk_drained, &j->mk_errors, &j->mk_due, &j->jbuf, &j->jlens};
+                  &j->mk_drained, &j->mk_errors, &j->mk_due, &j->jbuf, &j->jlens, &j->told};
     for (size_t i = 0; i < sizeof vs / sizeof vs[0]; i++)
         jvec_free(vs[i]);
     jj_unlock(j);
@@ -603,7 +603,7 @@ static int subject_left(dls_judge *j, uint32_t s, uint64_t lease, dls_cause caus
     }
     sub->delay_lease = 0;
     if (sub->nwaiters && !(sub->flags & JS_FREED)) {
-        jl_freed f = {lease, s};
+        jl_freed f = {lease, 0, s};
         if (jvec_push(&j->freed, sizeof f, &f))
             return DLS_ERR_NOMEM;
         sub->flags |= JS_FREED;
@@ -705,9 +705,10 @@ static int run_steps(dls_judge *j)
         return rc;
     if ((rc = drain_facts(j)) != 0 || (rc = classify(j)) != 0 || (rc = mark_if_owed(j)) != 0 ||
         (rc = reclaim(j)) != 0 || (rc = record_lapsed(j)) != 0 ||
-        (rc = jp_answer_and_grant(j, j->now)) != 0)
+        (rc = jp_answer_and_grant(j, j->now)) != 0 || (rc = jj_flush(j)) != 0)
         return rc;
-    return jj_flush(j);
+    jp_tell_owner(j);
+    return 0;
 }
 
 static void finish(dls_judge *j)

@@ -440,7 +440,9 @@ uint64_t jl_next_key(const dls_judge *j, const jl_lease *l, uint64_t now, bool *
     uint64_t cap = l->max_ns ? passes_at(l->tenure_start, dls_add_sat(l->max_ns, j->tolerance))
                              : UINT64_MAX;
     uint64_t sil = silence_at(j, l);
-    *suspended = jl_suspended(j, l, now);
+    /* Held back only once silence holds: before that its deadline stands
+     * (were the medium to recover, the lease falls due there). */
+    *suspended = sil <= now && jl_suspended(j, l, now);
     if (*suspended) {
         uint64_t until = passes_at(j->media[l->medium].fail_since,
                                    dls_add_sat(l->duration_ns, j->tolerance));

@@ -5,7 +5,8 @@
  *   1. subjects freed in this pass (a last lease lapsed, a lock-delay
  *      ended), in ascending order of the lease id that freed them: their
  *      waiters are granted in queue order while the head can be granted,
- *      even one whose bound elapsed in this very pass;
+ *      even one whose bound elapsed in this very pass (but not, after a
+ *      lock-delay, one whose bound elapsed during the delay);
  *   2. every waiter whose bound has elapsed and that was not granted is
  *      refused with "unavailable", in arrival order;
  *   3. shared waiters released by those refusals, subject by subject in the
@@ -128,27 +129,44 @@ static int refuse(dls_judge *j, const jl_prop *p, const char *reason)
 
 /* ---- FIFO service ------------------------------------------------------------ */
 
-/* Grants the subject's waiters from the head while the head can be granted
- * (a waiting exclusive proposal holds back later shared ones). */
-static int serve(dls_judge *j, uint32_t subject, uint64_t now)
+/* The first reading at which a waiter's bound has elapsed (strict). */
+static uint64_t bound_elapses_at(const jl_waiter *w)
 {
-    for (;;) {
+    return dls_add_sat(dls_add_sat(w->arrived_at, w->bound), 1);
+}
+
+/* Grants the subject's waiters from the head while the head can be granted
+ * (a waiting exclusive proposal holds back later shared ones). A subject
+ * that freed at reading `from` (the end of a lock-delay) skips the waiters
+ * whose bound elapsed before it: they are refused next (judge.md, "waiters
+ * whose bound elapses during the delay are refused"). */
+static int serve(dls_judge *j, uint32_t subject, uint64_t from, uint64_t now)
+{
+    jl_waiter *w = jl_subject_at(j, subject)->whead;
+    while (w) {
         jl_subject *s = jl_subject_at(j, subject);
-        jl_waiter *w = s->whead;
-        if (!w || !grantable(s, w->p.has_mode ? w->p.mode : DLS_MODE_EXCLUSIVE))
+        if (bound_elapses_at(w) < from) {
+            w = w->next;
+            continue;
+        }
+        if (!grantable(s, w->p.has_mode ? w->p.mode : DLS_MODE_EXCLUSIVE))
             return 0;
         int rc = jp_grant(j, &w->p, subject, granted_duration(j, w->p.has_ask, w->p.ask), now,
                           NULL);
         if (rc)
             return rc;
+        jl_waiter *next = w->next;
         jl_waiter_remove(j, w);
+        w = next;
     }
+    return 0;
 }
 
 static int end_delays(dls_judge *j, uint64_t now)
 {
     while (j->delays.n && jheap_top_key(&j->delays) <= now) {
         uint32_t s = jheap_top_ref(&j->delays);
+        uint64_t end = jheap_top_key(&j->delays); /* the reading it frees at */
         jheap_remove(&j->delays, 0);
         jl_subject *sub = jl_subject_at(j, s);
         sub->delay_pos = JNIL;
@@ -156,7 +174,7 @@ static int end_delays(dls_judge *j, uint64_t now)
         uint64_t lease = sub->delay_lease;
         sub->delay_lease = 0;
         if (sub->nwaiters && !(sub->flags & JS_FREED)) {
-            jl_freed f = {lease, s};
+            jl_freed f = {lease, end, s};
             if (jvec_push(&j->freed, sizeof f, &f))
                 return DLS_ERR_NOMEM;
             sub->flags |= JS_FREED;
@@ -178,12 +196,12 @@ static int serve_freed(dls_judge *j, uint64_t now)
     if (j->freed.n > 1)
         qsort(j->freed.p, j->freed.n, sizeof(jl_freed), cmp_freed);
     for (size_t i = 0; i < j->freed.n; i++) {
-        uint32_t s = JVEC_AT(j->freed, jl_freed, i).subject;
-        int rc = serve(j, s, now);
+        jl_freed f = JVEC_AT(j->freed, jl_freed, i);
+        int rc = serve(j, f.subject, f.from, now);
         if (rc)
             return rc;
-        jl_subject_at(j, s)->flags &= ~(uint32_t)JS_FREED;
-        jl_subject_release(j, s);
+        jl_subject_at(j, f.subject)->flags &= ~(uint32_t)JS_FREED;
+        jl_subject_release(j, f.subject);
     }
     j->freed.n = 0;
     return 0;
@@ -225,7 +243,7 @@ static int refuse_elapsed(dls_judge *j, uint64_t now)
     }
     for (size_t i = 0; i < j->refused_subjects.n; i++) {
         uint32_t s = JVEC_AT(j->refused_subjects, uint32_t, i);
-        if ((rc = serve(j, s, now)) != 0)
+        if ((rc = serve(j, s, 0, now)) != 0)
             goto out;
         jl_subject_at(j, s)->flags &= ~(uint32_t)JS_REFUSED;
         jl_subject_release(j, s);
@@ -355,13 +373,25 @@ static bool held(const jl_subject *s)
     return s->first_lease != JNIL || s->nwaiters || (s->flags & JS_DELAYED);
 }
 
-static void tell_owner(dls_judge *j, uint64_t ticket, uint64_t lease, int err)
+/* Outcomes are told after the pass's records are on the journal: a lease
+ * exists once its grant was appended ok (judge.md, Ledger). */
+static int tell_owner(dls_judge *j, uint64_t ticket, uint64_t lease, int err)
 {
     if (!j->cb.unsolicited)
-        return;
+        return 0;
+    jl_told t = {ticket, lease, err};
+    return jvec_push(&j->told, sizeof t, &t);
+}
+
+void jp_tell_owner(dls_judge *j)
+{
     j->in_callback = true;
-    j->cb.unsolicited(j->user, ticket, lease, err);
+    for (size_t i = 0; i < j->told.n; i++) {
+        const jl_told *t = &JVEC_AT(j->told, jl_told, i);
+        j->cb.unsolicited(j->user, t->ticket, t->lease, t->error);
+    }
     j->in_callback = false;
+    j->told.n = 0;
 }
 
 static int grant_request(dls_judge *j, jl_request *q, uint64_t now)
@@ -372,7 +402,7 @@ static int grant_request(dls_judge *j, jl_request *q, uint64_t now)
         return rc;
     uint64_t lease = 0;
     if (held(jl_subject_at(j, s))) {
-        tell_owner(j, q->ticket, 0, DLS_ERR_HELD);
+        rc = tell_owner(j, q->ticket, 0, DLS_ERR_HELD);
     } else {
         jl_prop p;
         memset(&p, 0, sizeof p);
@@ -382,7 +412,7 @@ static int grant_request(dls_judge *j, jl_request *q, uint64_t now)
         p.mode = q->mode;
         rc = jp_grant(j, &p, s, granted_duration(j, q->has_duration, q->duration), now, &lease);
         if (!rc)
-            tell_owner(j, q->ticket, lease, 0);
+            rc = tell_owner(j, q->ticket, lease, 0);
     }
     jl_subject_release(j, s);
     return rc;

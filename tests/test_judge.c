@@ -1129,6 +1129,32 @@ static void test_mark_ticks_alone_owe_nothing(void **state)
     h_fini(&h);
 }
 
+/* judge.md Journal: "A pass that owes a mark only because it is about to
+ * append (…, a grant) appends the mark immediately before that first
+ * record", once. */
+static void test_mark_owed_only_by_grant_precedes_it(void **state)
+{
+    (void)state;
+    harness h;
+    h_init(&h, 1, 1);
+    h_open(&h);
+    h_at(&h, SEC); /* the first pass: its mark */
+    val a = str_val("a"), b = str_val("b");
+    dls_bytes who = {(const uint8_t *)"holder-0", 8};
+    assert_int_equal(dls_judge_grant(h.j, (dls_bytes){a.b, a.n}, who, 0, NULL, NULL, NULL), 0);
+    assert_int_equal(dls_judge_grant(h.j, (dls_bytes){b.b, b.n}, who, 0, NULL, NULL, NULL), 0);
+    dls_judge_pass_result r = h_at(&h, 1500 * MS);
+    assert_true(r.mark && r.granted == 2 && r.appended == 3);
+    jlog log;
+    read_journal(&h, &log);
+    assert_int_equal(log.n, 4);
+    assert_true(log.r[1].mark && log.r[1].pass == 2 && log.r[1].now == 1500 * MS);
+    assert_true(!log.r[1].restarted && log.r[1].ndue == 0 && log.r[1].ngaps == 0);
+    assert_true(!log.r[2].mark && log.r[2].kind == DLS_FACT_GRANT && log.r[2].lease == 1);
+    assert_true(!log.r[3].mark && log.r[3].kind == DLS_FACT_GRANT && log.r[3].lease == 2);
+    h_fini(&h);
+}
+
 /* ======================================================================================== */
 /* Step 2: facts                                                                             */
 /* ======================================================================================== */
@@ -1987,6 +2013,102 @@ static void test_policy_lock_delay_after_silence_not_release(void **state)
     h_fini(&h);
 }
 
+/* judge.md, The pass: "the next reading at which anything can fall due".
+ * A lease popped on a stale lower bound while its medium fails, whose
+ * silence does not hold yet, keeps its true deadline: were the medium to
+ * recover, it falls due then, not at the end of the suspension. */
+static void test_next_due_suspended_lease_not_later(void **state)
+{
+    (void)state;
+    harness h;
+    h_init(&h, 1, 1);
+    fault *f = h_fault_medium(&h, 0);
+    h_open(&h);
+    h_propose(&h, 0, 0, "job/a", "pa", 0);
+    h_at(&h, SEC); /* lease 1: deadline 4.25 s + 1 */
+    h_renew(&h, 0, 0, 1);
+    h_at(&h, 4 * SEC); /* silence now at 7.25 s + 1; the heap's bound is stale */
+    f->read_error = true;
+    dls_judge_pass_result r = h_at(&h, 4500 * MS); /* the run of failures begins */
+    assert_true(r.transport_errors == 1 && r.newly_due == 0);
+    assert_true(r.next_due <= 7250 * MS + 1);
+    /* still failing when silence holds: suspended until 4.5 + 3.25 s */
+    r = h_at(&h, 7250 * MS + 1);
+    assert_true(r.newly_due == 0);
+    assert_true(r.next_due == 7750 * MS + 1);
+    r = h_at(&h, 7750 * MS + 1);
+    assert_true(r.lapsed[DLS_CAUSE_SILENCE] == 1);
+    h_fini(&h);
+}
+
+/* judge.md, Grant policy: "With a lock-delay the subject frees when the
+ * delay ends (step 7 then serves its waiters); waiters whose bound elapses
+ * during the delay are refused" — also when no pass ran between the bound
+ * and the end of the delay. */
+static void test_policy_lock_delay_bound_elapsed_during_delay_refused(void **state)
+{
+    (void)state;
+    harness h;
+    h_init(&h, 1, 2);
+    h.s.lock_delay_ns = SEC;
+    assert_int_equal(dls_duration_make(&h.s.tenure_max, DLS_UNIT_S, 2), 0);
+    h_open(&h);
+    h_propose(&h, 0, 0, "job", "p0", 0);
+    h_at(&h, SEC); /* lease 1: cap after 3.25 s, silence after 4.25 s */
+    h_propose(&h, 1, 0, "job", "p1", 0);
+    dls_judge_pass_result r = h_at(&h, 1500 * MS); /* bound 2.75 s: elapses after 4.25 s */
+    assert_true(r.waiting == 1);
+    r = h_at(&h, 3500 * MS); /* cap: reclaimed, delay until 4.5 s */
+    assert_true(r.lapsed[DLS_CAUSE_CAP] == 1 && r.refused == 0 && r.waiting == 1);
+    r = h_at(&h, 5 * SEC); /* the delay ended, but the bound elapsed during it */
+    assert_true(r.granted == 0 && r.refused == 1 && r.waiting == 0);
+    jlog log;
+    read_journal(&h, &log);
+    int k = find_rec(&log, 0, DLS_FACT_REFUSAL, 0);
+    assert_true(k > 0 && strcmp(log.r[k].reason, "unavailable") == 0);
+    assert_int_equal(count_kind(&log, DLS_FACT_GRANT), 1);
+    h_fini(&h);
+}
+
+/* judge.md, Grant policy: the bound fixed at arrival is the largest
+ * remaining term, "for unknown evidence, the larger of that and duration −
+ * (now − resumed reading); zero for a pending lease". */
+static void test_policy_bound_unknown_larger_pending_zero(void **state)
+{
+    (void)state;
+    harness h;
+    h_init(&h, 2, 3);
+    h_ring_capacity(&h, 0, 2);
+    h_open(&h);
+    h_propose(&h, 0, 0, "job", "p0", 0);
+    h_propose(&h, 0, 1, "other", "q0", 0);
+    h_at(&h, SEC); /* lease 1 (job, medium 0), lease 2 (other, medium 1) */
+    for (int k = 0; k < 3; k++)
+        raw_renewal(&h, 0, 0, 77, (uint64_t)k + 1); /* evicts unread: a gap */
+    h_propose(&h, 1, 1, "job", "p1", 0);
+    dls_judge_pass_result r = h_at(&h, 3500 * MS);
+    assert_true(r.gaps == 1 && r.waiting == 1);
+    /* known: 3.25 − 2.5 = 0.75 s; unknown: 3 − 0 = 3 s → refusal after 6.5 s */
+    r = h_at(&h, 5 * SEC); /* (lease 2, silent on medium 1, lapses) */
+    assert_true(r.refused == 0 && r.waiting == 1);
+    r = h_at(&h, 6500 * MS);
+    assert_true(r.refused == 0 && r.waiting == 1 && r.live == 1);
+    /* lease 1 falls silent at the same reading: the subject frees in time */
+    r = h_at(&h, 6500 * MS + 1);
+    assert_true(r.lapsed[DLS_CAUSE_SILENCE] == 1 && r.granted == 1 && r.refused == 0);
+    /* a pending lease leaves a waiter no term at all */
+    h.answer = DLS_RECLAIM_NOT_YET;
+    assert_int_equal(dls_judge_end(h.j, 3), 0);
+    r = h_at(&h, 7 * SEC);
+    assert_true(r.pending == 1);
+    h_propose(&h, 2, 1, "job", "p2", 0);
+    r = h_at(&h, 7100 * MS);
+    assert_true(r.waiting == 1 && r.refused == 0);
+    r = h_at(&h, 7100 * MS + 1);
+    assert_true(r.refused == 1 && r.waiting == 0);
+    h_fini(&h);
+}
+
 static void unsolicited_cb(void *u, uint64_t ticket, uint64_t lease, int error)
 {
     harness *h = u;
@@ -2022,6 +2144,47 @@ static void test_policy_unsolicited_grants(void **state)
     int g = find_rec(&log, 0, DLS_FACT_GRANT, 2);
     assert_true(g > 0 && !log.r[g].has_proposal);
     assert_memory_equal(log.r[g].medium, dls_medium_id(h.media[1]), 16); /* registered */
+    h_fini(&h);
+}
+
+typedef struct told_probe {
+    harness *h;
+    size_t calls;
+    bool grant_on_journal;
+} told_probe;
+
+static void told_after_append(void *u, uint64_t ticket, uint64_t lease, int error)
+{
+    told_probe *p = u;
+    (void)ticket;
+    p->calls++;
+    if (error)
+        return;
+    jlog *log = malloc(sizeof *log);
+    read_journal(p->h, log);
+    p->grant_on_journal = find_rec(log, 0, DLS_FACT_GRANT, lease) >= 0;
+    free(log);
+}
+
+/* judge.md, Ledger: "A lease enters when its grant record was appended to
+ * the journal ok": the owner learns an unsolicited grant's lease id only
+ * once its grant is on the journal (a failed append would let a restarted
+ * judge mint that id again). */
+static void test_policy_unsolicited_told_after_append(void **state)
+{
+    (void)state;
+    harness h;
+    h_init(&h, 1, 1);
+    told_probe p = {&h, 0, false};
+    dls_judge_callbacks cb = {.reclaim = h_reclaim, .unsolicited = told_after_append};
+    assert_int_equal(dls_judge_new(&h.j, &h.s, &cb, &p, NULL), 0);
+    val a = str_val("a");
+    assert_int_equal(dls_judge_grant(h.j, (dls_bytes){a.b, a.n},
+                                     (dls_bytes){(const uint8_t *)"holder-0", 8}, 0, NULL, NULL,
+                                     NULL),
+                     0);
+    dls_judge_pass_result r = h_at(&h, SEC);
+    assert_true(r.granted == 1 && p.calls == 1 && p.grant_on_journal);
     h_fini(&h);
 }
 
@@ -2673,6 +2836,7 @@ int main(void)
         cmocka_unit_test(test_step1_now_is_largest_reading),
         cmocka_unit_test(test_step1_last_tick_cursor_retired),
         cmocka_unit_test(test_mark_ticks_alone_owe_nothing),
+        cmocka_unit_test(test_mark_owed_only_by_grant_precedes_it),
         cmocka_unit_test(test_step2_renewal_counted),
         cmocka_unit_test(test_step2_renewal_gates_and_replay),
         cmocka_unit_test(test_step2_forged_and_defective_counted),
@@ -2700,7 +2864,11 @@ int main(void)
         cmocka_unit_test(test_policy_reentrant_refused),
         cmocka_unit_test(test_policy_duration_clipping_and_mode),
         cmocka_unit_test(test_policy_lock_delay_after_silence_not_release),
+        cmocka_unit_test(test_next_due_suspended_lease_not_later),
+        cmocka_unit_test(test_policy_lock_delay_bound_elapsed_during_delay_refused),
+        cmocka_unit_test(test_policy_bound_unknown_larger_pending_zero),
         cmocka_unit_test(test_policy_unsolicited_grants),
+        cmocka_unit_test(test_policy_unsolicited_told_after_append),
         cmocka_unit_test(test_policy_step7_order),
         cmocka_unit_test(test_policy_owner_supplied),
         cmocka_unit_test(test_journal_write_failure_fatal),

@@ -225,7 +225,9 @@ typedef struct dls_judge_callbacks {
      * the judge refuse the proposal with reason "policy". */
     int (*policy)(void *user_data, const dls_judge_ask *ask, dls_judge_answer *answer);
     /* Optional: the outcome of an unsolicited grant request: the lease id,
-     * or 0 and DLS_ERR_HELD when the subject was held at step 7. */
+     * or 0 and DLS_ERR_HELD when the subject was held at step 7. Called at
+     * the end of the pass, in request order, once the grant is on the
+     * journal (never for a grant whose append failed). */
     void (*unsolicited)(void *user_data, uint64_t ticket, uint64_t lease, int error);
 } dls_judge_callbacks;
 
