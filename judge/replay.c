@@ -110,6 +110,8 @@ static int apply_mark(jr_state *st)
         uint16_t mi = medium_index_at(j, d->medium, i);
         if (mi == JL_NO_MEDIUM)
             continue;
+        if (d->position < st->starts[mi])
+            return bad(st, "drained positions going backwards on the journal");
         st->starts[mi] = d->position;
         int rc = read_medium(st, mi, d->position);
         if (rc)
@@ -156,6 +158,12 @@ static int on_mark(jr_state *st, const uint8_t *p, size_t n)
         return rc;
     if (st->have_mark && v.pass <= st->pass)
         return bad(st, "pass numbers not increasing on the journal");
+    bool same_basis = st->basis && strlen(st->basis) == v.basis.n &&
+                      memcmp(st->basis, v.basis.p, v.basis.n) == 0;
+    if (st->have_mark && !same_basis && !v.restarted)
+        return bad(st, "a basis change on a pass mark without restarted");
+    if (st->have_mark && same_basis && v.now.ns < st->now)
+        return bad(st, "now going backwards within one reading basis");
     st->have_mark = true;
     st->applied = false;
     st->pass = v.pass;
@@ -241,8 +249,14 @@ static int on_record(jr_state *st, const dls_record *rec)
         return on_mark(st, a.fact.p, a.fact.n);
     case DLS_MARK_REC_LEASE:
         return on_lease_record(st, a.fact.p, a.fact.n);
-    default:
+    default: {
+        /* A map the grantor signed that is neither a mark nor a lease fact
+         * is ignored (forward compatibility), as the audit ignores it. */
+        dls_fact f;
+        if (dls_fact_decode(a.fact.p, a.fact.n, &f, NULL) == 0 && f.kind == DLS_FACT_NONE)
+            return 0;
         return bad(st, "a journal record that is neither a pass mark nor a lease fact");
+    }
     }
 }
 

@@ -4,6 +4,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/deps.sh
 secs=${1:-60}
+# undefined behaviour stops a run like a crash does
+export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 [ -d build-fuzz ] || CC=clang meson setup build-fuzz -Dfuzz=true -Db_sanitize=address,undefined -Db_lundef=false -Dtests=disabled >/dev/null
 ninja -C build-fuzz >/dev/null
 for t in build-fuzz/fuzz/fuzz_*; do

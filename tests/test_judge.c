@@ -2597,6 +2597,127 @@ static void test_restart_recovers_ledger(void **state)
     h_fini(&h);
 }
 
+/* Appends a grantor-signed record holding `map` (msgpack bytes). */
+static void append_signed_raw(harness *h, const uint8_t *map, size_t n)
+{
+    uint8_t env[DLS_FACT_MAX + 256];
+    size_t en;
+    assert_int_equal(dls_envelope_seal(h->grantor, dls_medium_id(h->journal), map, n, env,
+                                       sizeof env, &en), 0);
+    assert_int_equal(dls_medium_append(h->journal, env, en, NULL, NULL), 0);
+}
+
+/* Appends a grantor-signed pass mark. */
+static void append_mark(harness *h, uint64_t pass, uint64_t now, const char *basis,
+                        bool restarted)
+{
+    dls_mark m;
+    memset(&m, 0, sizeof m);
+    m.pass = pass;
+    m.now_ns = now;
+    m.basis = (dls_bytes){(const uint8_t *)basis, strlen(basis)};
+    m.tolerance_ns = h->s.tolerance_ns;
+    m.cadence_ns = h->s.cadence_ns;
+    m.restarted = restarted;
+    dls_mark_writer wr = {0};
+    uint8_t buf[4096];
+    size_t n;
+    assert_int_equal(dls_mark_encode_next(&m, &wr, buf, sizeof buf, &n), 1);
+    append_signed_raw(h, buf, n);
+}
+
+/* judge.md Restart ("the same replay an audit performs") and vocabulary.md
+ * ("Keys not named here are ignored by readers"): a grantor-signed map that
+ * is neither a pass mark nor a lease fact is ignored on replay, as the audit
+ * ignores it. */
+static void test_restart_ignores_other_grantor_maps(void **state)
+{
+    (void)state;
+    harness h;
+    h_init(&h, 1, 1);
+    h_open(&h);
+    h_propose(&h, 0, 0, "job/a", "pa", 0);
+    h_at(&h, SEC);
+    h_close_judge(&h);
+    const uint8_t other[] = {0x81, 0xa9, 'x', '.', 'f', 'u', 't', 'u', 'r', 'e', '/', 0x01};
+    append_signed_raw(&h, other, sizeof other);
+    h_open(&h);
+    assert_int_equal(dls_judge_live(h.j), 1);
+    h_fini(&h);
+}
+
+/* judge.md Audit replay ("journal forged or malformed": drained positions
+ * going backwards; now going backwards within one basis; a basis change on a
+ * mark without restarted): a judge does not resume from a journal the audit
+ * would call malformed. */
+static void test_restart_refuses_malformed_journal_structure(void **state)
+{
+    (void)state;
+    for (int fault = 0; fault < 3; fault++) {
+        harness h;
+        h_init(&h, 1, 1);
+        h_open(&h);
+        h_propose(&h, 0, 0, "job/a", "pa", 0);
+        h_at(&h, 5 * SEC);
+        h_renew(&h, 0, 0, 1);
+        h_at(&h, 6 * SEC);
+        h_close_judge(&h);
+        if (fault == 0) {
+            append_mark(&h, 10, 4 * SEC, "test-basis", false); /* now backwards */
+        } else if (fault == 1) {
+            append_mark(&h, 10, 7 * SEC, "other-basis", false); /* basis change */
+        } else {
+            dls_mark m;
+            memset(&m, 0, sizeof m);
+            dls_mark_pos back = {{0}, 0};
+            memcpy(back.medium, dls_medium_id(h.media[0]), DLS_MEDIUM_ID_LEN);
+            m.pass = 10;
+            m.now_ns = 7 * SEC;
+            m.basis = (dls_bytes){(const uint8_t *)"test-basis", 10};
+            m.tolerance_ns = h.s.tolerance_ns;
+            m.cadence_ns = h.s.cadence_ns;
+            m.drained = &back; /* position 0: before what was drained */
+            m.n_drained = 1;
+            dls_mark_writer wr = {0};
+            uint8_t buf[4096];
+            size_t n;
+            assert_int_equal(dls_mark_encode_next(&m, &wr, buf, sizeof buf, &n), 1);
+            append_signed_raw(&h, buf, n);
+        }
+        dls_where w = {0};
+        assert_int_equal(h_try_open(&h, &w), DLS_ERR_JOURNAL);
+        assert_non_null(w.reason);
+        h_fini(&h);
+    }
+}
+
+/* judge.md The pass, step 1 ("the newest reading drained — or the newest
+ * previously observed — is now") and Audit replay (now never goes backwards
+ * within one basis): after a restart, ticks older than the last mark's now
+ * do not take now backwards. */
+static void test_restart_now_never_goes_backwards(void **state)
+{
+    (void)state;
+    harness h;
+    h_init(&h, 1, 1);
+    h_open(&h);
+    h_propose(&h, 0, 0, "job/a", "pa", 0);
+    h_at(&h, 10 * SEC);
+    h_restart(&h);
+    h_propose(&h, 0, 0, "job/b", "pb", 0);
+    dls_judge_pass_result r = h_at(&h, 9 * SEC); /* an older reading, same basis */
+    assert_true(!r.has_now || r.now >= 10 * SEC);
+    jlog log;
+    read_journal(&h, &log);
+    uint64_t last = 0;
+    for (size_t k = 0; k < log.n; k++)
+        if (log.r[k].mark) {
+            assert_true(log.r[k].now >= last);
+            last = log.r[k].now;
+        }
+    h_fini(&h);
+}
+
 /* judge.md Restart: a cadence overrun after a restart is judged against the
  * last mark's now on the same basis. */
 static void test_restart_cadence_against_last_mark(void **state)
@@ -2877,6 +2998,9 @@ int main(void)
         cmocka_unit_test(test_journal_mark_continued_records),
         cmocka_unit_test(test_determinism_two_hash_seeds),
         cmocka_unit_test(test_restart_recovers_ledger),
+        cmocka_unit_test(test_restart_ignores_other_grantor_maps),
+        cmocka_unit_test(test_restart_refuses_malformed_journal_structure),
+        cmocka_unit_test(test_restart_now_never_goes_backwards),
         cmocka_unit_test(test_restart_cadence_against_last_mark),
         cmocka_unit_test(test_restart_basis_change_rebases),
         cmocka_unit_test(test_restart_refuses_foreign_record),
