@@ -742,6 +742,12 @@ static void process_mark(dls_audit *a, const dls_amark *mk)
         journal_malformed(a);
         detail(a, "journal: pass %" PRIu64 " has now %" PRIu64 " ns, before pass %" PRIu64
                   "'s %" PRIu64 " ns on the same basis", pass, now, a->last_pass, a->last_now);
+    } else if (basis_changed && !fresh && now < a->bases[b].max_reading) {
+        /* back on a basis met before: its readings still only go forward */
+        journal_malformed(a);
+        detail(a, "journal: pass %" PRIu64 " has now %" PRIu64 " ns on a basis it left at %" PRIu64
+                  " ns (now going backwards within one basis)", pass, now,
+               a->bases[b].max_reading);
     }
     if (mk->late) {
         a->sum.cadence_overruns++;
@@ -795,7 +801,12 @@ static void process_mark(dls_audit *a, const dls_amark *mk)
         APUSH(a, a->terrs, a->sum.n_transport_errors, a->cap_terrs, sp);
         if (m->failing_pass == pass)
             continue;
-        if (!(m->fail_run && m->fail_last_pass + 1 == pass && m->fail_basis == b)) {
+        /* A restarted mark starts a new run: a restarted judge numbers its
+         * first pass after the last recorded one, so the journal cannot show
+         * that no unrecorded pass drained the medium cleanly before the
+         * restart — the run is provably unbroken only from here. */
+        if (!(m->fail_run && m->fail_last_pass + 1 == pass && m->fail_basis == b &&
+              !mk->restarted)) {
             m->fail_run = true;
             m->fail_first_now = now;
             m->fail_basis = b;
@@ -966,21 +977,28 @@ static void on_lapsed(dls_audit *a, const dls_fact *f)
     uint64_t pass = a->last_pass;
     l->pub.lapsed = point_now(a);
     l->pub.lapsed_cause = f->cause;
-    if (!l->unverifiable) {
-        if (!l->pending) {
-            a->sum.unjustified_lapse++;
-            l->pub.findings |= DLS_AUDIT_F_UNJUSTIFIED_LAPSE;
+    /* An unverifiable lease is still judged on what needs no media: its
+     * pending state then comes from the judge's own due entry (adopted in
+     * classify_all), and a lapse no due entry concluded — or with another
+     * cause than the one concluded, `policy` included — is unjustified. */
+    if (!l->pending) {
+        a->sum.unjustified_lapse++;
+        l->pub.findings |= DLS_AUDIT_F_UNJUSTIFIED_LAPSE;
+        if (l->unverifiable)
+            detail(a, "unjustified lapse: lease %" PRIu64 " lapsed (%s) at pass %" PRIu64
+                      " but no due entry of the journal concluded it was due",
+                   l->pub.lease, dls_cause_name(f->cause), pass);
+        else
             detail(a, "unjustified lapse: lease %" PRIu64 " lapsed (%s) at pass %" PRIu64
                       " but was not due by the rules", l->pub.lease, dls_cause_name(f->cause),
                    pass);
-        } else if (l->pending_cause != f->cause) {
-            a->sum.unjustified_lapse++;
-            l->pub.findings |= DLS_AUDIT_F_UNJUSTIFIED_LAPSE;
-            detail(a, "unjustified lapse: lease %" PRIu64 " lapsed with cause %s at pass %" PRIu64
-                      " but the first cause that held (pass %" PRIu64 ") was %s",
-                   l->pub.lease, dls_cause_name(f->cause), pass, l->pub.due.pass,
-                   dls_cause_name(l->pending_cause));
-        }
+    } else if (l->pending_cause != f->cause) {
+        a->sum.unjustified_lapse++;
+        l->pub.findings |= DLS_AUDIT_F_UNJUSTIFIED_LAPSE;
+        detail(a, "unjustified lapse: lease %" PRIu64 " lapsed with cause %s at pass %" PRIu64
+                  " but the first cause that held (pass %" PRIu64 ") was %s",
+               l->pub.lease, dls_cause_name(f->cause), pass, l->pub.due.pass,
+               dls_cause_name(l->pending_cause));
     }
     if (l->pending && l->pub.due.pass && l->pub.due.pass < pass) {
         dls_audit_late_reclaim lr = {l->pub.lease, l->pub.due.pass, pass};
@@ -1095,6 +1113,12 @@ static void journal_record(dls_audit *a, journal_state *js, const dls_record *re
         return;
     }
     flush_mark(a, js);
+    if (!a->have_mark) { /* a pass owes its mark before any other record */
+        journal_malformed(a);
+        detail(a, "journal: position %" PRIu64 ": a record before the first pass mark",
+               rec->position);
+        return;
+    }
     dls_fact f;
     dls_where w = {0};
     int rc = dls_fact_decode(at.fact.p, at.fact.n, &f, &w);
@@ -1118,12 +1142,6 @@ static void journal_record(dls_audit *a, journal_state *js, const dls_record *re
         a->sum.journal_ignored++; /* the grantor does not author these on its journal */
         warn(a, "journal: position %" PRIu64 ": a %s signed by the grantor is ignored",
              rec->position, dls_fact_kind_name(f.kind));
-        return;
-    }
-    if (!a->have_mark) {
-        journal_malformed(a);
-        detail(a, "journal: position %" PRIu64 ": a %s before the first pass mark",
-               rec->position, dls_fact_kind_name(f.kind));
         return;
     }
     if (f.kind == DLS_FACT_GRANT) {
@@ -1267,7 +1285,8 @@ static void finish(dls_audit *a)
         if (a->media[i].m && !a->media[i].named)
             APUSH(a, a->unused, a->sum.n_unused_media, a->cap_unused, a->media[i].given_ix);
 
-    qsort(a->leases, a->n_leases, sizeof *a->leases, cmp_lease);
+    if (a->n_leases) /* qsort's base may not be NULL, even for 0 elements */
+        qsort(a->leases, a->n_leases, sizeof *a->leases, cmp_lease);
     for (size_t i = 0; i < a->n_leases; i++) {
         audit_lease *l = a->leases[i];
         dls_audit_lease *p = &l->pub;
@@ -1290,7 +1309,8 @@ static void finish(dls_audit *a)
         if (a->set.keep_renewal_points)
             p->renewal_points = l->points;
     }
-    qsort(a->late_renewals, a->sum.n_late_renewals, sizeof *a->late_renewals, cmp_holder);
+    if (a->sum.n_late_renewals)
+        qsort(a->late_renewals, a->sum.n_late_renewals, sizeof *a->late_renewals, cmp_holder);
 
     if (!a->sum.journal_records)
         warn(a, "the journal holds no records: there is nothing to audit");

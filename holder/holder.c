@@ -66,6 +66,8 @@ struct dls_holder {
     uint64_t prop_seq;
     uint64_t next_handle;
     uint64_t max_seen;
+    uint64_t own_floor; /* the largest lease id in its own renewals and releases
+                           read back at assembly: leases of an earlier run */
 
     hprop *props;
     size_t nprops;
@@ -250,9 +252,13 @@ void dls_holder_settings_default(dls_holder_settings *s)
     s->journal_budget = 0;
 }
 
-/* Reads the holder's own medium from 0 for its last proposal seq: only
- * records attributed to this holder count (a forged huge seq on the medium
- * must not exhaust the holder's seq space). */
+/* Reads the holder's own medium from 0 for its last proposal seq, and for
+ * the largest lease id it renewed or released there (an earlier run's
+ * leases, never taken up again unsolicited: their next renewals would start
+ * over at seq 1 and count for nothing at the judge while the holder's bound
+ * grew on them). Only records attributed to this holder count (a forged huge
+ * seq or lease id on the medium must not exhaust the holder's seq space or
+ * raise its floor). */
 static int read_own_seq(dls_holder *h, char *msg, size_t cap)
 {
     dls_keyring *kr = NULL;
@@ -295,6 +301,9 @@ static int read_own_seq(dls_holder *h, char *msg, size_t cap)
             continue;
         if (f.kind == DLS_FACT_PROPOSAL && f.seq > h->prop_seq)
             h->prop_seq = f.seq;
+        if ((f.kind == DLS_FACT_RENEWAL || f.kind == DLS_FACT_RELEASE) &&
+            f.lease > h->own_floor)
+            h->own_floor = f.lease;
     }
     dls_cursor_del(c);
     dls_resolver_del(r);
@@ -584,7 +593,7 @@ static void on_grant(dls_holder *h, const dls_fact *f, dls_holder_result *r)
         accept = true; /* answers one of its own outstanding proposals */
     else
         accept = !(f->keys & DLS_K_PROPOSAL) && h->s.accept_unsolicited &&
-                 id > h->max_seen && id > h->s.lease_floor;
+                 id > h->max_seen && id > h->s.lease_floor && id > h->own_floor;
     if (id > h->max_seen)
         h->max_seen = id;
     if (!accept) {

@@ -944,6 +944,57 @@ static void test_double_grant_modes(void **state)
     tw_close(&t);
 }
 
+/* judge.md "Audit replay": "A lease's single verdict is the first that
+ * applies in the order double grant, unjustified lapse, due mismatch,
+ * unverifiable, live, ok. Its due_pass is the audit's; its cause is the
+ * lapsed cause, else the due cause, else none." worker-west is not given to
+ * the audit (its leases are unverifiable).
+ *   lease 1: live, nothing wrong: live;
+ *   lease 2: granted beside lease 1 and lapsed (policy) with no due entry:
+ *            double grant and unjustified lapse: double_grant;
+ *   lease 3: on worker-west, live: unverifiable before live;
+ *   lease 4: on worker-west, due (silence) and lapsed as the judge says:
+ *            unverifiable before ok;
+ *   lease 5: released in pass 2 but listed due only at pass 3: a due
+ *            mismatch at both passes; its lapse (release) is justified by the
+ *            audit's own due at pass 2, which is its due_pass. */
+static void test_verdict_precedence(void **state)
+{
+    (void)state;
+    static const uint8_t X[] = {0xa1, 'x'}, Y[] = {0xa1, 'y'}, Z[] = {0xa1, 'z'},
+                         V[] = {0xa1, 'v'};
+    tw t;
+    tw_open(&t, NULL, MK_RING, 0);
+    dls_duration hour = dur(DLS_UNIT_H, 1);
+    release(&t, EAST, t.east, 5, false);
+    put_mark(&t, &(mk){.pass = 1, .now_ms = 1000, .restarted = true});
+    grant(&t, 1, B(X), "worker-east", hour, EAST, (dls_bytes){0});
+    grant(&t, 2, B(X), "worker-east", hour, EAST, (dls_bytes){0});
+    grant(&t, 3, B(Y), "worker-west", hour, WEST, (dls_bytes){0});
+    grant(&t, 4, B(Z), "worker-west", hour, WEST, (dls_bytes){0});
+    grant(&t, 5, B(V), "worker-east", hour, EAST, (dls_bytes){0});
+    put_mark(&t, &(mk){.pass = 2, .now_ms = 2000, .drained = {1, 0}, .n_due = 1,
+                       .due = {{4, DLS_CAUSE_SILENCE}}});
+    lapsed(&t, 2, DLS_CAUSE_POLICY);
+    lapsed(&t, 4, DLS_CAUSE_SILENCE);
+    put_mark(&t, &(mk){.pass = 3, .now_ms = 3000, .drained = {1, 0}, .n_due = 1,
+                       .due = {{5, DLS_CAUSE_RELEASE}}});
+    lapsed(&t, 5, DLS_CAUSE_RELEASE);
+    dls_audit *a = audit_of(&t, 1);
+    expect_failures(a, 1, 2, 1, 0);
+    expect_lease(a, 1, 1, 0, 0, DLS_CAUSE_NONE, 0, DLS_AUDIT_LIVE);
+    expect_lease(a, 2, 1, 0, 2, DLS_CAUSE_POLICY, 0, DLS_AUDIT_DOUBLE_GRANT);
+    assert_true(lease_of(a, 2)->findings & DLS_AUDIT_F_UNJUSTIFIED_LAPSE);
+    expect_lease(a, 3, 1, 0, 0, DLS_CAUSE_NONE, 0, DLS_AUDIT_UNVERIFIABLE);
+    expect_lease(a, 4, 1, 2, 2, DLS_CAUSE_SILENCE, 0, DLS_AUDIT_UNVERIFIABLE);
+    expect_lease(a, 5, 1, 2, 3, DLS_CAUSE_RELEASE, 0, DLS_AUDIT_DUE_MISMATCH);
+    assert_int_equal(lease_of(a, 5)->judge_due_pass, 3);
+    assert_int_equal(lease_of(a, 5)->due_mismatches, 2);
+    assert_true(lease_of(a, 5)->findings & DLS_AUDIT_F_LATE_RECLAIM);
+    dls_audit_del(a);
+    tw_close(&t);
+}
+
 /* Planted: a journal record that does not verify under the grantor's key
  * (a grant signed in the grantor's name with another key): one journal
  * failure; the forged grant is not applied (no lease 7, no double grant). */
@@ -1463,6 +1514,223 @@ static void test_transport_error_suspension(void **state)
     a = audit_tw(&t);
     expect_failures(a, 1, 1, 0, 0);
     expect_lease(a, 2, 1, 0, 8, DLS_CAUSE_SILENCE, 1, DLS_AUDIT_UNJUSTIFIED_LAPSE);
+    dls_audit_del(a);
+    tw_close(&t);
+}
+
+/* A mark of the base media (east drained to 5, west to 2) at `now_ns`,
+ * listing worker-west in errors when `west_fails`, lease 2 due for silence
+ * when `due2`, and restarted when asked. ns precision: bounds are strict. */
+static void put_mark_west(tw *t, uint64_t pass, uint64_t now_ns, bool west_fails, bool due2,
+                          bool restarted)
+{
+    dls_mark m = {0};
+    dls_mark_pos drained[2], errors[1];
+    memcpy(drained[0].medium, dls_medium_id(t->m[EAST]), 16);
+    drained[0].position = 5;
+    memcpy(drained[1].medium, dls_medium_id(t->m[WEST]), 16);
+    drained[1].position = 2;
+    memcpy(errors[0].medium, dls_medium_id(t->m[WEST]), 16);
+    errors[0].position = 2;
+    dls_mark_due due[1] = {{2, DLS_CAUSE_SILENCE}};
+    m.pass = pass;
+    m.now_ns = now_ns;
+    m.basis.p = (const uint8_t *)BASIS;
+    m.basis.n = strlen(BASIS);
+    m.tolerance_ns = 250 * 1000000ull;
+    m.cadence_ns = 1000000000ull;
+    m.drained = drained;
+    m.n_drained = 2;
+    m.errors = errors;
+    m.n_errors = west_fails ? 1 : 0;
+    m.due = due;
+    m.n_due = due2 ? 1 : 0;
+    m.restarted = restarted;
+    dls_mark_writer wr = {0};
+    static uint8_t buf[DLS_JOURNAL_RECORD_MAX];
+    size_t len;
+    int rc;
+    while ((rc = dls_mark_encode_next(&m, &wr, buf, dls_mark_limit(7), &len)) == 1)
+        put_bytes(t->j, t->arb, buf, len);
+    assert_int_equal(rc, 0);
+    if (due2)
+        lapsed(t, 2, DLS_CAUSE_SILENCE);
+}
+
+#define MSN(ms) ((uint64_t)(ms) * 1000000ull)
+
+/* judge.md step 2, the bounds of the suspension: "once a medium has failed
+ * in an unbroken run of consecutive passes for longer than duration +
+ * tolerance since the first of them, its leases are judged for silence".
+ * Lease 2 (3 s, tolerance 250 ms) was last observed at 3726600 ms (pass 3):
+ * silent from 3729850 ms + 1 ns on. worker-west fails from pass 6 (3729000).
+ * Each variant is a judge's journal; `justified` says whether its single
+ * silence due (and lapse) of lease 2 is justified.
+ *   0: the run is exactly duration + tolerance old at pass 10 (3732250):
+ *      not longer than — still suspended: not justified;
+ *   1: due at pass 11, one ns later, in a mark that lists the medium in
+ *      errors: justified;
+ *   2: the run breaks at pass 8 (the medium drains cleanly, lease 2 not yet
+ *      silent at 3729850) and fails again from pass 9 (3729900); at pass 10
+ *      (3733000) the first run would be 4000 ms old, the unbroken one 3100:
+ *      still suspended; due at pass 11 (3733150 ms + 1 ns): justified;
+ *   3: as 2, but due at pass 10, counting from the first run: not justified;
+ *   4: the judge restarts at pass 7 (3729500) with the medium still failing:
+ *      the journal cannot show that no unrecorded pass drained cleanly
+ *      before the restart (a restarted judge numbers its first pass after the
+ *      last recorded one), so the run provably starts at pass 7; due at pass
+ *      8 (3732600: 3600 ms after pass 6, 3100 after the restart, evidence
+ *      unknown since 3729500 — 3100 > 3000): not justified;
+ *   5: as 4, due at pass 9 (3732750 ms + 1 ns): justified.
+ * The journal is written by the test writer, never by the judge. */
+static bool plant_suspension_bounds(tw *t, int variant)
+{
+    base_media(t);
+    j_1to4(t);
+    put_mark_west(t, 6, MSN(3729000), true, false, false);
+    switch (variant) {
+    case 0:
+    case 1:
+        put_mark_west(t, 7, MSN(3729800), true, false, false);
+        put_mark_west(t, 8, MSN(3730600), true, false, false);
+        put_mark_west(t, 9, MSN(3731400), true, false, false);
+        put_mark_west(t, 10, MSN(3732250), true, variant == 0, false);
+        if (variant == 1)
+            put_mark_west(t, 11, MSN(3732250) + 1, true, true, false);
+        return variant == 1;
+    case 2:
+    case 3:
+        put_mark_west(t, 7, MSN(3729800), true, false, false);
+        put_mark_west(t, 8, MSN(3729850), false, false, false);
+        put_mark_west(t, 9, MSN(3729900), true, false, false);
+        put_mark_west(t, 10, MSN(3733000), true, variant == 3, false);
+        if (variant == 2)
+            put_mark_west(t, 11, MSN(3733150) + 1, true, true, false);
+        return variant == 2;
+    default:
+        put_mark_west(t, 7, MSN(3729500), true, false, true);
+        put_mark_west(t, 8, MSN(3732600), true, variant == 4, false);
+        if (variant == 5)
+            put_mark_west(t, 9, MSN(3732750) + 1, true, true, false);
+        return variant == 5;
+    }
+}
+
+static void test_transport_error_suspension_bounds(void **state)
+{
+    (void)state;
+    static const uint64_t due_pass[6] = {10, 11, 11, 10, 8, 9};
+    for (int variant = 0; variant < 6; variant++) {
+        tw t;
+        tw_open(&t, NULL, MK_RING, 0);
+        bool justified = plant_suspension_bounds(&t, variant);
+        dls_audit *a = audit_tw(&t);
+        print_message("variant %d\n", variant);
+        if (!justified) {
+            expect_failures(a, 1, 1, 0, 0);
+            expect_lease(a, 2, 1, 0, due_pass[variant], DLS_CAUSE_SILENCE, 1,
+                         DLS_AUDIT_UNJUSTIFIED_LAPSE);
+            const dls_audit_summary *s = dls_audit_summary_of(a);
+            assert_int_equal(s->n_due_mismatches, 1);
+            assert_int_equal(s->due_mismatches[0].pass, due_pass[variant]);
+            assert_int_equal(s->due_mismatches[0].judge, DLS_CAUSE_SILENCE);
+            assert_int_equal(s->due_mismatches[0].audit, DLS_CAUSE_NONE);
+        } else {
+            expect_failures(a, 0, 0, 0, 0);
+            expect_lease(a, 2, 1, due_pass[variant], due_pass[variant], DLS_CAUSE_SILENCE, 1,
+                         DLS_AUDIT_OK);
+        }
+        dls_audit_del(a);
+        tw_close(&t);
+    }
+}
+
+/* judge.md "Audit replay": "a `policy` lapse is justified only by a `due`
+ * entry with cause `policy`", and a lapsed follows the conclusion its mark
+ * recorded ("written before any act") — neither needs the lease's media, so
+ * a lease whose registered medium is missing is still judged on them
+ * ("unverifiable" covers only the verdicts that would need the media).
+ *   variant 0: policy lapse, no due entry at all;
+ *   variant 1: silence lapse, no due entry at all;
+ *   variant 2: due says silence, the lapsed says cap;
+ *   variant 3: due policy, lapsed policy: justified (unverifiable). */
+static void test_unverifiable_lapse_still_needs_due(void **state)
+{
+    (void)state;
+    static const dls_cause lapsed_cause[4] = {DLS_CAUSE_POLICY, DLS_CAUSE_SILENCE,
+                                              DLS_CAUSE_CAP, DLS_CAUSE_POLICY};
+    for (int variant = 0; variant < 4; variant++) {
+        tw t;
+        tw_open(&t, NULL, MK_RING, 0);
+        base_media(&t);
+        j_head(&t, false);
+        mk k = {.pass = 8, .now_ms = 3730600, .drained = {5, 2}};
+        if (variant >= 2) {
+            k.n_due = 1;
+            k.due[0] = (dls_mark_due){2, variant == 2 ? DLS_CAUSE_SILENCE : DLS_CAUSE_POLICY};
+        }
+        put_mark(&t, &k);
+        lapsed(&t, 2, lapsed_cause[variant]);
+        /* worker-west (lease 2's medium) is not given to the audit */
+        dls_audit *a = audit_of(&t, 1);
+        print_message("variant %d\n", variant);
+        if (variant < 3) {
+            expect_failures(a, 1, 0, 0, 0);
+            expect_lease(a, 2, 1, variant == 2 ? 8 : 0, 8, lapsed_cause[variant], 0,
+                         DLS_AUDIT_UNJUSTIFIED_LAPSE);
+        } else {
+            expect_failures(a, 0, 0, 0, 0);
+            expect_lease(a, 2, 1, 8, 8, DLS_CAUSE_POLICY, 0, DLS_AUDIT_UNVERIFIABLE);
+        }
+        assert_true(lease_of(a, 2)->findings & DLS_AUDIT_F_UNVERIFIABLE);
+        dls_audit_del(a);
+        tw_close(&t);
+    }
+}
+
+/* judge.md "journal forged or malformed": "a record before the first mark"
+ * — any record, not only grants, refusals and lapsed (a pass owes its mark
+ * "before any other record of the pass"); and "now going backwards within
+ * one basis", also when a journal comes back to a basis it left. */
+static void test_journal_structure_more(void **state)
+{
+    (void)state;
+    static const uint8_t note[] = {0x81, 0xa4, 'n', 'o', 't', 'e', 0x01}; /* {"note": 1} */
+    for (int defect = 0; defect < 3; defect++) {
+        tw t;
+        tw_open(&t, NULL, MK_RING, 0);
+        if (defect == 0) /* a verified record that is no lease fact */
+            put_bytes(t.j, t.arb, note, sizeof note);
+        if (defect == 1) { /* a renewal signed by the grantor */
+            dls_fact f;
+            dls_fact_renewal(&f, 1, 1);
+            put(t.j, t.arb, &f);
+        }
+        put_mark(&t, &(mk){.pass = 1, .now_ms = 5000, .restarted = true});
+        if (defect == 2) { /* basis A 5000 → B → A 4000 */
+            put_mark(&t, &(mk){.pass = 2, .now_ms = 10, .restarted = true, .basis = "other"});
+            put_mark(&t, &(mk){.pass = 3, .now_ms = 4000, .restarted = true});
+        }
+        put_mark(&t, &(mk){.pass = 9, .now_ms = 6000});
+        dls_audit *a = audit_tw(&t);
+        const dls_audit_summary *s = dls_audit_summary_of(a);
+        if (s->journal != 1 || s->journal_malformed != 1) {
+            print_details(a);
+            fail_msg("defect %d: journal %" PRIu64 ", malformed %" PRIu64, defect, s->journal,
+                     s->journal_malformed);
+        }
+        assert_int_equal(dls_audit_exit_status(a), 1);
+        dls_audit_del(a);
+        tw_close(&t);
+    }
+    /* control: A → B → A with now moving forward on A is no defect */
+    tw t;
+    tw_open(&t, NULL, MK_RING, 0);
+    put_mark(&t, &(mk){.pass = 1, .now_ms = 5000, .restarted = true});
+    put_mark(&t, &(mk){.pass = 2, .now_ms = 10, .restarted = true, .basis = "other"});
+    put_mark(&t, &(mk){.pass = 3, .now_ms = 5001, .restarted = true});
+    dls_audit *a = audit_tw(&t);
+    expect_failures(a, 0, 0, 0, 0);
     dls_audit_del(a);
     tw_close(&t);
 }
@@ -2203,6 +2471,7 @@ int main(void)
         cmocka_unit_test(test_fault_wrong_cause),
         cmocka_unit_test(test_fault_double_grant),
         cmocka_unit_test(test_double_grant_modes),
+        cmocka_unit_test(test_verdict_precedence),
         cmocka_unit_test(test_fault_bad_signature),
         cmocka_unit_test(test_journal_of_another_grantor),
         cmocka_unit_test(test_fault_forged_renewal),
@@ -2216,6 +2485,9 @@ int main(void)
         cmocka_unit_test(test_basis_change_rebases),
         cmocka_unit_test(test_cap_and_policy),
         cmocka_unit_test(test_transport_error_suspension),
+        cmocka_unit_test(test_transport_error_suspension_bounds),
+        cmocka_unit_test(test_unverifiable_lapse_still_needs_due),
+        cmocka_unit_test(test_journal_structure_more),
         cmocka_unit_test(test_judge_gap_unknown),
         cmocka_unit_test(test_cadence_reports),
         cmocka_unit_test(test_medium_party),

@@ -1358,6 +1358,13 @@ static void test_restart_reads_last_seq(void **state)
     uint64_t pos;
     assert_int_equal(dls_medium_append(f->hm, env, el, &pos, NULL), 0);
     assert_int_equal(dls_medium_append(f->hm, fb, fl, &pos, NULL), 0);
+    /* forged renewals of a huge lease id must not raise the restarted
+     * holder's floor for unsolicited grants */
+    dls_fact_renewal(&p, DLS_NS_MAX, 1);
+    assert_int_equal(dls_fact_encode(&p, fb, sizeof fb, &fl), 0);
+    assert_int_equal(dls_envelope_seal(fake, dls_medium_id(f->hm), fb, fl, env, sizeof env, &el), 0);
+    assert_int_equal(dls_medium_append(f->hm, env, el, &pos, NULL), 0);
+    assert_int_equal(dls_medium_append(f->hm, fb, fl, &pos, NULL), 0);
     dls_secret_del(fake);
     dls_holder_del(f->h);
     f->h = NULL;
@@ -1373,6 +1380,10 @@ static void test_restart_reads_last_seq(void **state)
     assert_int_equal(last.kind, DLS_FACT_PROPOSAL);
     assert_true(last.seq == 4);
     assert_true((last.keys & DLS_K_MODE) && last.mode == DLS_MODE_SHARED);
+    tick_at(f, 1 * S);
+    grant(f, f->grantor, 7, HOLDER, NULL, 3 * S, 0, NULL);
+    step(f);
+    assert_true(dls_holder_may_act(f->h, 7));
     fx_del(f);
 }
 
@@ -1996,6 +2007,106 @@ static void test_judge_and_holder_silence(void **state)
     duo_del(&d);
 }
 
+/* Replaces the duo's holder with a fresh one on the same medium, reading the
+ * journal again from position 0: a restarted agent process. */
+static void duo_restart_holder(duo *d)
+{
+    dls_holder_del(d->h);
+    d->h = NULL;
+    dls_cursor_del(d->jcur);
+    assert_int_equal(dls_cursor_new(&d->jcur, d->journal, 0), 0);
+    dls_holder_parts p = {
+        .name = HOLDER, .secret = d->agent, .medium = d->hm, .grantor = GRANTOR,
+        .journal = d->jcur, .journal_resolver = d->jres, .ticks = d->tcur,
+        .tick_resolver = d->tres, .tick_party = TICKER,
+    };
+    char msg[DLS_HOLDER_TEXT_MAX];
+    int rc = dls_holder_new(&d->h, &p, NULL, NULL, NULL, msg, sizeof msg);
+    if (rc != 0)
+        fail_msg("dls_holder_new: %s: %s", dls_strerror(rc), msg);
+}
+
+/* holder.md "Each renewal carries the next seq" and vocabulary.md "seq" (a
+ * renewal whose seq is not greater than the last counted one is a replay and
+ * counts for nothing); docs/holder.md "a restarted holder does not resume
+ * leases". A holder restarted on its medium that reads the journal from 0
+ * must not take up again an unsolicited lease it renewed before: its fresh
+ * renewals would start over at seq 1, the judge would ignore them as
+ * replays, and the holder's bound would grow on renewals that never count —
+ * it would still be acting when the judge reclaims by silence. */
+static void test_restarted_holder_does_not_resume_unsolicited(void **state)
+{
+    (void)state;
+    duo d;
+    duo_new(&d, true);
+    static const uint8_t subj[] = {0xa4, 'j', 'o', 'b', '7'};
+    assert_int_equal(dls_judge_grant(d.j, (dls_bytes){subj, sizeof subj},
+                                     (dls_bytes){(const uint8_t *)HOLDER, strlen(HOLDER)}, 0,
+                                     NULL, NULL, NULL),
+                     0);
+    dls_holder_result hr;
+    dls_judge_pass_result jr;
+    bool judged;
+    uint64_t lease = 0;
+    for (int i = 0; i < 10 && !lease; i++) {
+        duo_tick(&d, &hr, &jr, &judged);
+        for (size_t e = 0; e < hr.n_events; e++)
+            if (hr.events[e].kind == DLS_HOLDER_GRANTED)
+                lease = hr.events[e].lease;
+    }
+    assert_true(lease != 0);
+    /* ten seconds of renewals (3 s lease, a renewal a second) */
+    for (int i = 0; i < 200; i++)
+        duo_tick(&d, &hr, &jr, &judged);
+    dls_holder_lease li;
+    assert_int_equal(dls_holder_lease_info(d.h, lease, &li), 0);
+    assert_true(li.seq >= 8);
+    dls_judge_lease_info ji;
+    assert_int_equal(dls_judge_lease(d.j, lease, &ji), 0);
+    assert_true(ji.last_seq >= 8 && ji.last_seq <= li.seq); /* counted, up to one in flight */
+
+    duo_restart_holder(&d);
+    bool reclaimed = false;
+    for (int i = 0; i < 400 && !reclaimed; i++) {
+        /* duo_tick, with a look between the judge's pass and the holder's
+         * step: the moment the resource is taken back, before the holder
+         * can read the `lapsed` */
+        d.now += 50 * MS;
+        assert_int_equal(dls_tick_append(d.tick, d.now), 0);
+        if ((d.now / (50 * MS)) % 2 == 0) {
+            assert_false(dls_err_is_fatal(dls_judge_pass(d.j, &jr)));
+            reclaimed = jr.lapsed[DLS_CAUSE_SILENCE] != 0;
+        }
+        if (reclaimed) /* never acting on a lease the judge has reclaimed */
+            assert_false(dls_holder_may_act(d.h, lease));
+        assert_int_equal(dls_holder_step(d.h, &hr), 0);
+        for (size_t e = 0; e < hr.n_events; e++)
+            if (hr.events[e].kind == DLS_HOLDER_RENEWED)
+                assert_true(hr.events[e].seq > li.seq); /* the next seq, never a replay */
+    }
+    assert_true(reclaimed);
+    assert_false(dls_holder_may_act(d.h, lease));
+    /* a new unsolicited grant after the restart is taken up as usual */
+    assert_int_equal(dls_judge_grant(d.j, (dls_bytes){subj, sizeof subj},
+                                     (dls_bytes){(const uint8_t *)HOLDER, strlen(HOLDER)}, 0,
+                                     NULL, NULL, NULL),
+                     0);
+    uint64_t again = 0;
+    for (int i = 0; i < 10 && !again; i++) {
+        duo_tick(&d, &hr, &jr, &judged);
+        for (size_t e = 0; e < hr.n_events; e++)
+            if (hr.events[e].kind == DLS_HOLDER_GRANTED)
+                again = hr.events[e].lease;
+    }
+    assert_true(again > lease);
+    assert_true(dls_holder_may_act(d.h, again));
+    for (int i = 0; i < 60; i++)
+        duo_tick(&d, &hr, &jr, &judged);
+    assert_int_equal(dls_judge_lease(d.j, again, &ji), 0);
+    assert_true(ji.last_seq >= 2); /* its renewals count */
+    duo_del(&d);
+}
+
 #endif /* HOLDER_JUDGE_TESTS */
 
 int main(void)
@@ -2029,6 +2140,7 @@ int main(void)
 #if HOLDER_JUDGE_TESTS
         cmocka_unit_test(test_judge_and_holder_release),
         cmocka_unit_test(test_judge_and_holder_silence),
+        cmocka_unit_test(test_restarted_holder_does_not_resume_unsolicited),
 #endif
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

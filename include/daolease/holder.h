@@ -88,7 +88,9 @@ typedef struct dls_holder_tolerance {
  *                             declared and the medium is evict-oldest.
  *   accept_unsolicited  true  accept unsolicited grants (no `proposal` key)
  *                             naming this holder whose lease id is above every
- *                             id seen in a verified grant and above lease_floor
+ *                             id seen in a verified grant, above lease_floor
+ *                             and above every lease id it renewed or released
+ *                             on its own medium before (dls_holder_new)
  *   lease_floor         0     lease ids at or below this are never accepted
  *                             unsolicited (persist the largest id seen to keep
  *                             replay protection across a journal cursor that
@@ -189,7 +191,10 @@ typedef struct dls_holder_callbacks {
 
 /* Assembles a holder. Reads the holder's own medium from position 0 first to
  * find its own last proposal `seq` (a holder restarting on an existing medium
- * continues above it; only records attributed to this holder count).
+ * continues above it) and the largest lease id it renewed or released there:
+ * an unsolicited grant at or below that id is an earlier run's lease and is
+ * never taken up again (its renewals would start over at seq 1, replays the
+ * judge ignores). Only records attributed to this holder count.
  * The settings and callbacks are copied; `parts` are borrowed.
  *
  * Errors: DLS_ERR_INVAL (a required part missing, a bad name, a secret
