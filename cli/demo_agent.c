@@ -126,7 +126,8 @@ static void mark_done(struct agent *a, unsigned item)
 /* Waits for the answer to proposal `handle`: the lease id, or 0. */
 static uint64_t await_answer(struct agent *a, uint64_t handle, unsigned item)
 {
-    uint64_t start = turn(a, &(dls_holder_result){0});
+    uint64_t start = 0;
+    dls_tick_now(a->ticks.adapter, &start);
     for (;;) {
         dls_holder_result res;
         uint64_t now = turn(a, &res);
@@ -192,7 +193,8 @@ static void work(struct agent *a, unsigned item, uint64_t lease)
     uint64_t span = a->p->work_max_ns - a->p->work_min_ns;
     uint64_t need = a->p->work_min_ns + (span ? next_random(&a->rng) % span : 0);
     progress(a, 'G', item, lease);
-    uint64_t start = turn(a, &(dls_holder_result){0});
+    uint64_t start = 0;
+    dls_tick_now(a->ticks.adapter, &start);
     for (;;) {
         dls_holder_result res;
         uint64_t now = turn(a, &res);
