@@ -263,13 +263,11 @@ static int fork_agents(struct demo *d)
 
 static int assemble_judge(struct demo *d)
 {
-    char path[DEMO_PATH_MAX];
+    char path[DEMO_PATH_MAX], keyring[DEMO_PATH_MAX];
     dls_where w = {0};
     demo_path(path, d->dir, DEMO_GRANTOR ".secret");
-    if (dls_secret_load(&d->secret, path, &w))
-        return -1;
-    demo_path(path, d->dir, "keyring");
-    if (dls_keyring_load(&d->keyring, path, &w))
+    demo_path(keyring, d->dir, "keyring");
+    if (dls_cli_load_keys("demo", path, keyring, &d->secret, &d->keyring))
         return -1;
     demo_path(path, d->dir, "journal.dls");
     if (dls_cli_open(&d->journal, "demo", path, DLS_OPEN_APPEND, false, DLS_SYNC_DATA))
@@ -283,18 +281,9 @@ static int assemble_judge(struct demo *d)
     }
     if (dls_cli_ticks_new(&d->ticks, "demo", false))
         return -1;
-    dls_judge_tick_source ts = {
-        .medium = d->ticks.ring, .resolver = d->ticks.resolver,
-        .adapter = DLS_CLI_TICK_PARTY, .basis = dls_tick_basis(d->ticks.adapter),
-    };
+    dls_judge_tick_source ts;
     dls_judge_settings s;
-    dls_judge_settings_default(&s);
-    s.grantor = d->secret;
-    s.journal = d->journal;
-    s.ticks = &ts;
-    s.nticks = 1;
-    s.media = d->jm;
-    s.nmedia = d->agents;
+    dls_cli_judge_settings(&s, &ts, &d->ticks, d->secret, d->journal, d->jm, d->agents);
     s.tolerance_ns = 250 * MS;
     s.cadence_ns = 100 * MS;
     s.default_duration = dls_duration_from_ns(d->p.duration_ns);

@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/proc.h"
 #include "cli/media.h"
 #include "daolease/attrib.h"
 #include "daolease/stream.h"
@@ -69,13 +70,6 @@ typedef struct dump_opts {
     int json; /* 1 JSON Lines, 0 human, -1 decide by isatty */
 } dump_opts;
 
-static volatile sig_atomic_t stop_requested;
-
-static void on_stop(int sig)
-{
-    (void)sig;
-    stop_requested = 1;
-}
 
 /* ---- arguments ------------------------------------------------------------ */
 
@@ -304,7 +298,7 @@ static void report_error(const dumper *d, const dls_record *r, const dls_where *
 static void follow_wait(void)
 {
     struct timespec ts = {0, FOLLOW_POLL_NS};
-    if (!stop_requested)
+    if (!dls_cli_stop_requested())
         nanosleep(&ts, NULL); /* EINTR (a stop signal) just ends the wait */
 }
 
@@ -333,28 +327,18 @@ static int dump_loop(dumper *d)
             report_error(d, &r, &w);
             return DLS_EXIT_FAIL;
         case DLS_NEXT_BLOCKED:
-            if (!d->o->follow || stop_requested)
+            if (!d->o->follow || dls_cli_stop_requested())
                 return DLS_EXIT_OK;
             if (fflush(stdout) == EOF) {
                 dls_cli_error("dump", "stdout: %s", strerror(errno));
                 return DLS_EXIT_FAIL;
             }
             follow_wait();
-            if (stop_requested)
+            if (dls_cli_stop_requested())
                 return DLS_EXIT_OK;
             break;
         }
     }
-}
-
-static void install_stop_handlers(void)
-{
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_stop;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
 }
 
 static int load_keyring(const char *path, dls_keyring **kr)
@@ -394,7 +378,7 @@ int dls_cmd_dump(int argc, char **argv)
         goto out;
     }
     if (o.follow)
-        install_stop_handlers();
+        dls_cli_catch_stop();
     status = dump_loop(&d);
     if (fflush(stdout) == EOF || ferror(stdout)) {
         dls_cli_error("dump", "stdout: write failed");

@@ -91,33 +91,16 @@ static int open_media(struct judge_proc *p)
 
 static int assemble(struct judge_proc *p)
 {
-    dls_where w = {0};
-    int rc = dls_secret_load(&p->secret, p->cfg.key, &w);
-    if (rc) {
-        dls_cli_error("judge", "%s: %s", p->cfg.key, w.reason ? w.reason : dls_strerror(rc));
+    int rc = dls_cli_load_keys("judge", p->cfg.key, p->cfg.keyring, &p->secret, &p->keyring);
+    if (rc)
         return rc;
-    }
-    if ((rc = dls_keyring_load(&p->keyring, p->cfg.keyring, &w))) {
-        dls_cli_error("judge", "%s: line %llu: %s", p->cfg.keyring,
-                      (unsigned long long)w.line, w.reason ? w.reason : dls_strerror(rc));
-        return rc;
-    }
     if ((rc = dls_cli_open(&p->journal, "judge", p->cfg.journal, DLS_OPEN_APPEND, true,
                            dls_cli_sync(p->cfg.sync))) ||
         (rc = open_media(p)) || (rc = dls_cli_ticks_new(&p->ticks, "judge", false)))
         return rc;
-    dls_judge_tick_source ts = {
-        .medium = p->ticks.ring, .resolver = p->ticks.resolver,
-        .adapter = DLS_CLI_TICK_PARTY, .basis = dls_tick_basis(p->ticks.adapter),
-    };
+    dls_judge_tick_source ts;
     dls_judge_settings s;
-    dls_judge_settings_default(&s);
-    s.grantor = p->secret;
-    s.journal = p->journal;
-    s.ticks = &ts;
-    s.nticks = 1;
-    s.media = p->jm;
-    s.nmedia = p->cfg.n_media;
+    dls_cli_judge_settings(&s, &ts, &p->ticks, p->secret, p->journal, p->jm, p->cfg.n_media);
     s.tolerance_ns = p->cfg.tolerance.ns;
     s.cadence_ns = p->cfg.cadence.ns;
     s.default_duration = p->cfg.duration;
@@ -126,7 +109,7 @@ static int assemble(struct judge_proc *p)
     s.tenure_max = p->cfg.max;
     s.lock_delay_ns = p->cfg.lock_delay.ns;
     dls_judge_callbacks cb = {.reclaim = on_reclaim};
-    memset(&w, 0, sizeof w);
+    dls_where w = {0};
     rc = dls_judge_new(&p->judge, &s, &cb, p, &w);
     if (rc)
         dls_cli_error("judge", "%s: %s", p->cfg.journal, w.reason ? w.reason : dls_strerror(rc));

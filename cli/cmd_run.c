@@ -63,18 +63,9 @@ struct run {
 
 static int assemble(struct run *r)
 {
-    dls_where w = {0};
-    int rc = dls_secret_load(&r->secret, r->cfg.key, &w);
-    if (rc) {
-        dls_cli_error("run", "%s: %s", r->cfg.key, w.reason ? w.reason : dls_strerror(rc));
+    int rc = dls_cli_load_keys("run", r->cfg.key, r->cfg.keyring, &r->secret, &r->keyring);
+    if (rc)
         return rc;
-    }
-    rc = dls_keyring_load(&r->keyring, r->cfg.keyring, &w);
-    if (rc) {
-        dls_cli_error("run", "%s: line %llu: %s", r->cfg.keyring,
-                      (unsigned long long)w.line, w.reason ? w.reason : dls_strerror(rc));
-        return rc;
-    }
     dls_sync sync = dls_cli_sync(r->cfg.sync);
     if ((rc = dls_cli_open(&r->own, "run", r->cfg.medium, DLS_OPEN_APPEND, true, sync)) ||
         (rc = dls_cli_open(&r->journal, "run", r->cfg.journal, DLS_OPEN_READ, false, sync)))
@@ -87,17 +78,9 @@ static int assemble(struct run *r)
     }
     dls_holder_parts parts = {
         .name = r->cfg.party, .secret = r->secret, .medium = r->own,
-        .grantor = r->cfg.grantor, .journal = r->jcursor,
-        .journal_resolver = r->jresolver, .ticks = r->ticks.cursor,
-        .tick_resolver = r->ticks.resolver, .tick_party = DLS_CLI_TICK_PARTY,
+        .grantor = r->cfg.grantor, .journal = r->jcursor, .journal_resolver = r->jresolver,
     };
-    dls_holder_settings hs;
-    dls_holder_settings_default(&hs);
-    char msg[DLS_HOLDER_TEXT_MAX] = "";
-    rc = dls_holder_new(&r->holder, &parts, &hs, NULL, NULL, msg, sizeof msg);
-    if (rc)
-        dls_cli_error("run", "%s: %s", r->cfg.file, msg[0] ? msg : dls_strerror(rc));
-    return rc;
+    return dls_cli_holder_new(&r->holder, "run", r->cfg.file, &parts, &r->ticks);
 }
 
 static void teardown(struct run *r)

@@ -58,14 +58,11 @@ static void progress(const struct agent *a, char kind, unsigned item, uint64_t l
 
 static int assemble(struct agent *a)
 {
-    char path[DEMO_PATH_MAX], file[64];
-    dls_where w = {0};
+    char path[DEMO_PATH_MAX], keyring[DEMO_PATH_MAX], file[64];
     snprintf(file, sizeof file, "%s.secret", a->name);
     demo_path(path, a->p->dir, file);
-    if (dls_secret_load(&a->secret, path, &w))
-        return -1;
-    demo_path(path, a->p->dir, "keyring");
-    if (dls_keyring_load(&a->keyring, path, &w))
+    demo_path(keyring, a->p->dir, "keyring");
+    if (dls_cli_load_keys("demo", path, keyring, &a->secret, &a->keyring))
         return -1;
     demo_medium(path, a->p, a->index);
     if (dls_cli_open(&a->own, "demo", path, DLS_OPEN_APPEND, false, DLS_SYNC_DATA))
@@ -79,16 +76,9 @@ static int assemble(struct agent *a)
     dls_holder_parts parts = {
         .name = a->name, .secret = a->secret, .medium = a->own,
         .grantor = DEMO_GRANTOR, .journal = a->jcursor, .journal_resolver = a->jresolver,
-        .ticks = a->ticks.cursor, .tick_resolver = a->ticks.resolver,
-        .tick_party = DLS_CLI_TICK_PARTY,
     };
-    dls_holder_settings hs;
-    dls_holder_settings_default(&hs);
-    char msg[DLS_HOLDER_TEXT_MAX];
-    if (dls_holder_new(&a->holder, &parts, &hs, NULL, NULL, msg, sizeof msg)) {
-        fprintf(stderr, "daolease demo: %s: %s\n", a->name, msg);
+    if (dls_cli_holder_new(&a->holder, "demo", a->name, &parts, &a->ticks))
         return -1;
-    }
     a->done = calloc(a->p->items, 1);
     return a->done ? 0 : -1;
 }

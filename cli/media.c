@@ -143,3 +143,53 @@ int dls_cli_subject(const char *s, uint8_t *out, size_t cap, size_t *len)
     msgpack_sbuffer_destroy(&sb);
     return rc;
 }
+
+int dls_cli_load_keys(const char *sub, const char *key, const char *keyring,
+                      dls_secret **secret, dls_keyring **kr)
+{
+    dls_where w = {0};
+    int rc = dls_secret_load(secret, key, &w);
+    if (rc) {
+        dls_cli_error(sub, "%s: %s", key, w.reason ? w.reason : dls_strerror(rc));
+        return rc;
+    }
+    memset(&w, 0, sizeof w);
+    rc = dls_keyring_load(kr, keyring, &w);
+    if (rc)
+        dls_cli_error(sub, "%s: line %llu: %s", keyring, (unsigned long long)w.line,
+                      w.reason ? w.reason : dls_strerror(rc));
+    return rc;
+}
+
+void dls_cli_judge_settings(dls_judge_settings *s, dls_judge_tick_source *ts,
+                            const dls_cli_ticks *t, const dls_secret *grantor,
+                            dls_medium *journal, const dls_judge_medium *media, size_t n)
+{
+    *ts = (dls_judge_tick_source){
+        .medium = t->ring, .resolver = t->resolver,
+        .adapter = DLS_CLI_TICK_PARTY, .basis = dls_tick_basis(t->adapter),
+    };
+    dls_judge_settings_default(s);
+    s->grantor = grantor;
+    s->journal = journal;
+    s->ticks = ts;
+    s->nticks = 1;
+    s->media = media;
+    s->nmedia = n;
+}
+
+int dls_cli_holder_new(dls_holder **out, const char *sub, const char *where,
+                       const dls_holder_parts *parts_without_ticks, dls_cli_ticks *t)
+{
+    dls_holder_parts parts = *parts_without_ticks;
+    parts.ticks = t->cursor;
+    parts.tick_resolver = t->resolver;
+    parts.tick_party = DLS_CLI_TICK_PARTY;
+    dls_holder_settings hs;
+    dls_holder_settings_default(&hs);
+    char msg[DLS_HOLDER_TEXT_MAX] = "";
+    int rc = dls_holder_new(out, &parts, &hs, NULL, NULL, msg, sizeof msg);
+    if (rc)
+        dls_cli_error(sub, "%s: %s", where, msg[0] ? msg : dls_strerror(rc));
+    return rc;
+}

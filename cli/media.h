@@ -6,6 +6,8 @@
 #include <stdbool.h>
 
 #include "daolease/attrib.h"
+#include "daolease/holder.h"
+#include "daolease/judge.h"
 #include "daolease/stream.h"
 #include "daolease/tick.h"
 
@@ -32,6 +34,22 @@ typedef struct dls_cli_ticks {
 
 int dls_cli_ticks_new(dls_cli_ticks *t, const char *sub, bool cursor);
 void dls_cli_ticks_del(dls_cli_ticks *t);
+
+/* Loads a party's secret key file and the keyring; on error prints one line
+ * naming the file (and line) and returns the code. */
+int dls_cli_load_keys(const char *sub, const char *key, const char *keyring,
+                      dls_secret **secret, dls_keyring **kr);
+
+/* Fills judge settings with their defaults and one host-clock tick source
+ * (ts, borrowed by s) over t, the grantor, the journal and the media. */
+void dls_cli_judge_settings(dls_judge_settings *s, dls_judge_tick_source *ts,
+                            const dls_cli_ticks *t, const dls_secret *grantor,
+                            dls_medium *journal, const dls_judge_medium *media, size_t n);
+
+/* A holder with default settings over its parts and host-clock ticks t; on
+ * error prints one line naming `where` and the holder's reason. */
+int dls_cli_holder_new(dls_holder **out, const char *sub, const char *where,
+                       const dls_holder_parts *parts_without_ticks, dls_cli_ticks *t);
 
 /* Parses a duration written "250ms", "3s", "2min", "1h", "500us", "10ns"
  * (or a JSON map {"ms":250}). 0 or DLS_ERR_INVAL. */
