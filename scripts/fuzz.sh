@@ -9,7 +9,7 @@ export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 [ -d build-fuzz ] || CC=clang meson setup build-fuzz -Dfuzz=true -Db_sanitize=address,undefined -Db_lundef=false -Dtests=disabled >/dev/null
 ninja -C build-fuzz >/dev/null
 for t in build-fuzz/fuzz/fuzz_*; do
-  [ -x "$t" ] || continue
+  [ -f "$t" ] && [ -x "$t" ] || continue
   name=$(basename "$t"); name=${name#fuzz_}
   work=$(mktemp -d)
   cp -r "fuzz/corpus/$name/." "$work/" 2>/dev/null || true
