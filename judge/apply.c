@@ -12,7 +12,8 @@
  *   - a release counts under the same three conditions and marks the lease
  *     released (a second one is defective by rule 6);
  *   - a proposal counts when its seq exceeds its author's last on that
- *     medium: it joins this pass's proposals;
+ *     medium and, on a medium whose history the replay lost, the journal
+ *     has not answered it already: it joins this pass's proposals;
  *   - anything else is counted and ignored.
  */
 #include <stdlib.h>
@@ -104,6 +105,26 @@ static uint32_t prop_hash(const dls_judge *j, const jl_party *pa, const uint8_t 
     return jl_hash(j, key, 1 + pa->len + plen);
 }
 
+typedef struct prop_key {
+    uint32_t holder;
+    const uint8_t *p;
+    size_t n;
+} prop_key;
+
+static bool answered_eq(const void *ctx, uint32_t ref, const void *key)
+{
+    const dls_judge *j = ctx;
+    const jl_answered *a = &JVEC_AT(j->answered, jl_answered, ref);
+    const prop_key *k = key;
+    return a->holder == k->holder && a->plen == k->n &&
+           memcmp(&JVEC_AT(j->answered_bytes, uint8_t, a->off), k->p, k->n) == 0;
+}
+
+static uint32_t answered_find(const dls_judge *j, uint32_t h, const prop_key *k)
+{
+    return jtab_find(&j->answered_index, h, answered_eq, j, k);
+}
+
 static int apply_proposal(dls_judge *j, uint16_t mi, dls_bytes author, const dls_fact *f,
                           bool replay)
 {
@@ -114,6 +135,17 @@ static int apply_proposal(dls_judge *j, uint16_t mi, dls_bytes author, const dls
     if (f->seq <= jl_pseq_get(j, party, mi)) {
         j->res->ignored_replayed++;
         return 0;
+    }
+    /* The seq this author last counted here was lost with the medium's
+     * history; the journal still names what it answered, and a holder never
+     * reuses a proposal id: such a proposal is a copy. */
+    if (j->media[mi].lost && j->answered.n) {
+        prop_key k = {party, f->proposal.p, f->proposal.n};
+        uint32_t h = prop_hash(j, jl_party_at(j, party), k.p, k.n);
+        if (answered_find(j, h, &k) != JNIL) {
+            j->res->ignored_replayed++;
+            return 0;
+        }
     }
     jl_prop p;
     memset(&p, 0, sizeof p);
@@ -188,12 +220,6 @@ int ja_apply(dls_judge *j, uint16_t mi, const uint8_t *rec, size_t n, uint64_t n
 
 /* ---- replay: answers remove unanswered proposals ----------------------------- */
 
-typedef struct prop_key {
-    uint32_t holder;
-    const uint8_t *p;
-    size_t n;
-} prop_key;
-
 static bool prop_eq(const void *ctx, uint32_t ref, const void *key)
 {
     const dls_judge *j = ctx;
@@ -203,21 +229,49 @@ static bool prop_eq(const void *ctx, uint32_t ref, const void *key)
            memcmp(p->proposal, k->p, k->n) == 0;
 }
 
-/* A grant or refusal on the journal answered (holder, proposal). */
-void ja_answered(dls_judge *j, dls_bytes holder, dls_bytes proposal)
+/* Remembers an answered proposal the replay did not read. */
+static int remember_answered(dls_judge *j, uint32_t h, const prop_key *k)
+{
+    size_t off = j->answered_bytes.n;
+    if (off + k->n > UINT32_MAX || j->answered.n >= JNIL - 1)
+        return DLS_ERR_NOMEM;
+    int rc = jvec_reserve(&j->answered_bytes, 1, k->n);
+    if (!rc)
+        rc = jvec_reserve(&j->answered, sizeof(jl_answered), 1);
+    if (!rc)
+        rc = jtab_insert(&j->answered_index, h, (uint32_t)j->answered.n);
+    if (rc)
+        return rc;
+    memcpy(&JVEC_AT(j->answered_bytes, uint8_t, off), k->p, k->n);
+    j->answered_bytes.n += k->n;
+    jl_answered a = {k->holder, (uint32_t)off, (uint8_t)k->n};
+    JVEC_AT(j->answered, jl_answered, j->answered.n++) = a;
+    return 0;
+}
+
+/* A grant or refusal on the journal answered (holder, proposal): the
+ * proposal this replay read is answered; one it did not read because its
+ * medium's history was lost (`lost`) is remembered, so that no copy of it
+ * counts again (apply_proposal). Every proposal answered was drained by the
+ * mark before its answer, and the replay reads the media up to a mark's
+ * positions before the records of its pass: an answered proposal on a
+ * medium not lost so far was read. */
+int ja_answered(dls_judge *j, dls_bytes holder, dls_bytes proposal, bool lost)
 {
     uint32_t party;
     if (proposal.n == 0 || proposal.n > JL_PROPOSAL_MAX)
-        return;
-    if (jl_party_get(j, holder.p, holder.n, &party))
-        return;
+        return 0;
+    int rc = jl_party_get(j, holder.p, holder.n, &party);
+    if (rc)
+        return rc == DLS_ERR_NOMEM ? rc : 0;
     uint32_t h = prop_hash(j, jl_party_at(j, party), proposal.p, proposal.n);
     prop_key k = {party, proposal.p, proposal.n};
     uint32_t ref = jtab_find(&j->prop_index, h, prop_eq, j, &k);
     if (ref == JNIL)
-        return;
+        return lost && answered_find(j, h, &k) == JNIL ? remember_answered(j, h, &k) : 0;
     jl_prop *p = &JVEC_AT(j->props, jl_prop, ref);
     jtab_remove(&j->prop_index, h, ref);
     p->dead = 1;
     jl_prop_free(p);
+    return 0;
 }

@@ -113,6 +113,15 @@ typedef struct jl_party {
     uint32_t npseq;
 } jl_party;
 
+/* A proposal the journal answered that the replay could not read, because
+ * its medium's older records were evicted or unreadable: (holder, encoded
+ * proposal id), the id's bytes in dls_judge.answered_bytes at `off`. */
+typedef struct jl_answered {
+    uint32_t holder;
+    uint32_t off;
+    uint8_t plen;
+} jl_answered;
+
 /* A proposal, drained this pass or recovered by replay, or waiting. */
 typedef struct jl_prop {
     uint64_t arrival;       /* drain order: global counter */
@@ -162,6 +171,8 @@ typedef struct jm_medium {
     dls_cursor *c;
     uint8_t id[DLS_MEDIUM_ID_LEN];
     bool retired;
+    bool lost;              /* the replay could not read all it drained: its
+                               proposals are also checked against `answered` */
     bool failed;            /* this pass: transport-error or budget cut */
     bool cut;               /* this pass: the drain budget cut it short */
     bool in_run;            /* failing in an unbroken run of passes */
@@ -269,6 +280,9 @@ struct dls_judge {
     jvec pending;           /* uint32_t lease refs pending their reclaim */
     jvec requests;          /* jl_request, owner's unsolicited grants */
     jvec told;              /* jl_told: outcomes not yet told to the owner */
+    jvec answered;          /* jl_answered: set by replay, never grown after */
+    jvec answered_bytes;    /* uint8_t: their proposal ids */
+    jtab answered_index;    /* (holder, proposal) → answered index */
 
     /* per pass */
     dls_judge_pass_result *res;
@@ -386,8 +400,11 @@ int ja_apply(dls_judge *j, uint16_t mi, const uint8_t *rec, size_t n, uint64_t n
 /* A gap on medium mi at now. */
 void ja_gap(dls_judge *j, uint16_t mi, uint64_t now);
 void jl_prop_free(jl_prop *p);
-/* Replay: a grant or refusal on the journal answered (holder, proposal). */
-void ja_answered(dls_judge *j, dls_bytes holder, dls_bytes proposal);
+/* Replay: a grant or refusal on the journal answered (holder, proposal).
+ * `lost`: the proposal may be on a medium whose history the replay lost;
+ * then, when the replay did not read it, it is remembered in j->answered.
+ * 0 or DLS_ERR_NOMEM. */
+int ja_answered(dls_judge *j, dls_bytes holder, dls_bytes proposal, bool lost);
 
 /* ---- journal.c -------------------------------------------------------------- */
 

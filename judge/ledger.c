@@ -198,6 +198,9 @@ void jl_ledger_free(dls_judge *j)
         free(jl_party_at(j, (uint32_t)i)->pseq);
     jvec_free(&j->waiters);
     jvec_free(&j->wfree);
+    jvec_free(&j->answered);
+    jvec_free(&j->answered_bytes);
+    jtab_free(&j->answered_index);
     jvec_free(&j->parties);
     jpool_free(&j->leases);
     jpool_free(&j->subjects);
@@ -581,5 +584,7 @@ size_t jl_memory(const dls_judge *j)
     b += jheap_bytes(&j->deadlines) + jheap_bytes(&j->waitheap) + jheap_bytes(&j->delays);
     b += j->parties.cap * sizeof(jl_party) + j->waiters.cap * sizeof(jl_waiter *);
     b += j->nwaiting * sizeof(jl_waiter) + j->pending.cap * sizeof(uint32_t);
+    b += j->answered.cap * sizeof(jl_answered) + j->answered_bytes.cap +
+         jtab_bytes(&j->answered_index);
     return b + j->subject_bytes;
 }

@@ -16,6 +16,10 @@
  *   - the highest lease id and the last pass number;
  *   - the proposals drained but never answered (answered again, as newly
  *     arrived, by the first pass);
+ *   - for media whose drained records could not all be read again (lost),
+ *     the proposals the journal answered that the replay did not read: the
+ *     last counted proposal seq of their authors there was lost with them,
+ *     so a copy of one is recognised by its (holder, proposal id) instead;
  *   - each cursor's start: the last mark's drained position.
  *
  * This is the judge's own replay over its own ledger; the audit has its own.
@@ -31,7 +35,8 @@ typedef struct jr_state {
     dls_resolver *verify;
     dls_cursor **cursors;    /* replay cursors, one per medium, lazily */
     bool *broken;            /* the medium could not be read that far */
-    bool *lost;              /* drained records were since evicted (or unreadable) */
+    bool any_lost;           /* some medium's drained records were since evicted
+                                (or unreadable): j->media[i].lost */
     uint64_t *starts;
     bool have_mark;
     bool applied;            /* the current mark's media were read */
@@ -88,11 +93,11 @@ static int read_medium(jr_state *st, uint16_t mi, uint64_t to)
             break;
         case DLS_NEXT_GAP:
             ja_gap(j, mi, st->now); /* evidence since evicted: unverifiable */
-            st->lost[mi] = true;
+            j->media[mi].lost = st->any_lost = true;
             break;
         default: /* the medium no longer holds what was drained */
             st->broken[mi] = true;
-            st->lost[mi] = true;
+            j->media[mi].lost = st->any_lost = true;
             return 0;
         }
     }
@@ -200,9 +205,11 @@ static int on_grant(jr_state *st, const dls_fact *f)
     if ((rc = jl_lease_add(j, &t, &idx)) != 0)
         return rc;
     jl_lease_at(j, idx)->flags |= JL_RECOVERED;
-    if (f->keys & DLS_K_PROPOSAL)
-        ja_answered(j, f->holder, f->proposal);
-    return 0;
+    if (!(f->keys & DLS_K_PROPOSAL))
+        return 0;
+    /* A grant names the medium its proposal arrived on. */
+    return ja_answered(j, f->holder, f->proposal,
+                       t.medium != JL_NO_MEDIUM && j->media[t.medium].lost);
 }
 
 static int on_lease_record(jr_state *st, const uint8_t *p, size_t n)
@@ -219,9 +226,8 @@ static int on_lease_record(jr_state *st, const uint8_t *p, size_t n)
     switch (f.kind) {
     case DLS_FACT_GRANT:
         return on_grant(st, &f);
-    case DLS_FACT_REFUSAL:
-        ja_answered(j, f.holder, f.proposal);
-        return 0;
+    case DLS_FACT_REFUSAL: /* names no medium */
+        return ja_answered(j, f.holder, f.proposal, st->any_lost);
     case DLS_FACT_RECLAIM: {
         uint32_t idx = jl_lease_find(j, f.lease);
         if (idx != JNIL) {
@@ -329,7 +335,7 @@ static void lost_evidence(jr_state *st)
     dls_judge *j = st->j;
     for (uint32_t i = 0; i < j->leases.next; i++) {
         jl_lease *l = jl_lease_at(j, i);
-        if ((l->flags & JL_USED) && l->medium != JL_NO_MEDIUM && st->lost[l->medium] &&
+        if ((l->flags & JL_USED) && l->medium != JL_NO_MEDIUM && j->media[l->medium].lost &&
             l->last_obs < st->now)
             l->last_obs = st->now;
     }
@@ -340,11 +346,8 @@ static void finish(jr_state *st)
     dls_judge *j = st->j;
     if (!st->have_mark)
         return;
-    for (size_t i = 0; i < j->nmedia; i++)
-        if (st->lost[i]) {
-            lost_evidence(st);
-            break;
-        }
+    if (st->any_lost)
+        lost_evidence(st);
     j->last_pass = st->pass;
     if (strcmp(st->basis, j->basis) == 0) {
         j->prev_now = st->now;
@@ -366,8 +369,7 @@ int jr_replay(dls_judge *j, uint64_t *starts, dls_where *w)
     j->res = &scratch;
     st.cursors = calloc(j->nmedia ? j->nmedia : 1, sizeof *st.cursors);
     st.broken = calloc(j->nmedia ? j->nmedia : 1, sizeof *st.broken);
-    st.lost = calloc(j->nmedia ? j->nmedia : 1, sizeof *st.lost);
-    int rc = st.cursors && st.broken && st.lost ? make_verifier(&st) : DLS_ERR_NOMEM;
+    int rc = st.cursors && st.broken ? make_verifier(&st) : DLS_ERR_NOMEM;
     if (!rc)
         rc = replay_journal(&st);
     if (!rc) {
@@ -378,7 +380,6 @@ int jr_replay(dls_judge *j, uint64_t *starts, dls_where *w)
         dls_cursor_del(st.cursors[i]);
     free(st.cursors);
     free(st.broken);
-    free(st.lost);
     free(st.basis);
     jvec_free(&st.drained);
     jvec_free(&st.due);

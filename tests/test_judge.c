@@ -2814,6 +2814,149 @@ static void test_restart_lost_ledger(void **state)
     h_fini(&h);
 }
 
+/* A proposal with an explicit seq: a holder's own, or a copy of one (the
+ * same signed bytes: Ed25519 signatures are deterministic). */
+static void raw_proposal(harness *h, size_t holder, size_t medium, const char *subject,
+                         const char *prop, uint64_t seq)
+{
+    dls_fact f;
+    val s = str_val(subject), p = str_val(prop);
+    dls_fact_proposal(&f, (dls_bytes){p.b, p.n}, (dls_bytes){s.b, s.n}, seq);
+    append_fact(h->media[medium], &f, h->holders[holder]);
+}
+
+static size_t count_refusals(const jlog *log, const char *reason)
+{
+    size_t n = 0;
+    for (size_t k = 0; k < log->n; k++)
+        n += !log->r[k].mark && log->r[k].kind == DLS_FACT_REFUSAL &&
+             strcmp(log->r[k].reason, reason) == 0;
+    return n;
+}
+
+/* attribution.md Replay: "A proposal counts only if its seq exceeds the last
+ * counted proposal seq of its author on that medium"; vocabulary.md seq: a
+ * proposal whose seq is not greater "is a replay and counts for nothing",
+ * and "A holder never reuses a proposal id". judge.md Restart: the judge
+ * rebuilds its ledger by replay. When the replay cannot read a medium's
+ * older records (evicted), the journal's grants and refusals still name the
+ * proposals answered: a copy of one — read during the replay or appended
+ * after the restart — is a replay, never answered again; a new proposal of
+ * the same author still counts. */
+static void test_restart_evicted_answered_proposal_not_answered_again(void **state)
+{
+    (void)state;
+    harness h;
+    h_init(&h, 1, 2);
+    h_ring_capacity(&h, 0, 2);
+    h_open(&h);
+    raw_proposal(&h, 0, 0, "job/a", "pa", 1);
+    assert_true(h_at(&h, SEC).granted == 1); /* lease 1 */
+    raw_proposal(&h, 0, 0, "job/a", "pr", 2);
+    assert_true(h_at(&h, 2 * SEC).refused == 1); /* reentrant */
+    h_release(&h, 0, 0, 1, false);
+    assert_true(h_at(&h, 3 * SEC).lapsed[DLS_CAUSE_RELEASE] == 1);
+    raw_renewal(&h, 1, 0, 99, 1);
+    raw_renewal(&h, 1, 0, 99, 2);
+    h_at(&h, 4 * SEC);
+    raw_proposal(&h, 0, 0, "job/a", "pa", 1); /* a copy, kept while pa is evicted */
+    raw_renewal(&h, 1, 0, 99, 3);
+    dls_judge_pass_result r = h_at(&h, 5 * SEC);
+    assert_true(r.ignored_replayed == 1 && r.granted == 0);
+
+    h_restart(&h); /* pa, pr and the release were evicted: a gap in replay */
+    raw_proposal(&h, 0, 0, "job/a", "pa", 1);
+    raw_proposal(&h, 0, 0, "job/a", "pr", 2);
+    r = h_at(&h, 6 * SEC);
+    assert_true(r.restarted && r.drained == 2);
+    assert_int_equal(r.ignored_replayed, 2);
+    assert_true(r.granted == 0 && r.refused == 0 && r.waiting == 0);
+    assert_int_equal(dls_judge_live(h.j), 0);
+    raw_proposal(&h, 0, 0, "job/a", "pb", 3); /* a new proposal counts */
+    r = h_at(&h, 7 * SEC);
+    assert_true(r.granted == 1 && r.ignored_replayed == 0);
+    jlog log;
+    read_journal(&h, &log);
+    assert_int_equal(count_kind(&log, DLS_FACT_GRANT), 2);
+    assert_int_equal(count_kind(&log, DLS_FACT_REFUSAL), 1);
+    h_fini(&h);
+}
+
+/* The same rules (attribution.md Replay; vocabulary.md seq) when the
+ * medium answers transport-error during the replay: the records drained
+ * before the restart cannot be read, the journal's answers still stand. */
+static void test_restart_unreadable_medium_answered_proposal_not_answered_again(void **state)
+{
+    (void)state;
+    harness h;
+    h_init(&h, 1, 1);
+    fault *f = h_fault_medium(&h, 0);
+    h_open(&h);
+    raw_proposal(&h, 0, 0, "job/a", "pa", 1);
+    assert_true(h_at(&h, SEC).granted == 1);
+    raw_proposal(&h, 0, 0, "job/a", "pr", 2);
+    assert_true(h_at(&h, 2 * SEC).refused == 1);
+    h_release(&h, 0, 0, 1, false);
+    assert_true(h_at(&h, 3 * SEC).lapsed[DLS_CAUSE_RELEASE] == 1);
+    f->read_error = true;
+    h_restart(&h);
+    f->read_error = false;
+    raw_proposal(&h, 0, 0, "job/a", "pa", 1);
+    raw_proposal(&h, 0, 0, "job/a", "pr", 2);
+    dls_judge_pass_result r = h_at(&h, 4 * SEC);
+    assert_true(r.restarted && r.drained == 2);
+    assert_int_equal(r.ignored_replayed, 2);
+    assert_true(r.granted == 0 && r.refused == 0);
+    raw_proposal(&h, 0, 0, "job/a", "pb", 3);
+    assert_true(h_at(&h, 5 * SEC).granted == 1);
+    h_fini(&h);
+}
+
+/* judge.md Restart: the judge "answers again, as newly arrived, proposals
+ * that were drained but never answered" — also on a medium whose older
+ * records were evicted. A waiter whose own record was evicted is unknown to
+ * the restarted judge: a copy of it is answered (its first answer), and
+ * that copy must not make the author's answered proposals count again: pe
+ * (seq 2, refused while px waited) stays a replay after px's copy (seq 1)
+ * counts (vocabulary.md seq; a holder never reuses a proposal id). */
+static void test_restart_evicted_waiters_answered_once(void **state)
+{
+    (void)state;
+    harness h;
+    h_init(&h, 1, 3);
+    h_ring_capacity(&h, 0, 3);
+    h_open(&h);
+    raw_proposal(&h, 1, 0, "job/w", "p1", 1);
+    assert_true(h_at(&h, SEC).granted == 1); /* lease 1 to holder-1 */
+    raw_proposal(&h, 0, 0, "job/w", "px", 1);
+    assert_true(h_at(&h, 1500 * MS).waiting == 1);
+    raw_proposal(&h, 0, 0, "job/w", "pe", 2);
+    assert_true(h_at(&h, 2 * SEC).refused == 1); /* reentrant */
+    raw_renewal(&h, 2, 0, 99, 1);
+    raw_renewal(&h, 2, 0, 99, 2);
+    raw_proposal(&h, 2, 0, "job/w", "pw", 1);
+    assert_true(h_at(&h, 2500 * MS).waiting == 2);
+
+    h_restart(&h); /* only pw is still on the medium */
+    raw_proposal(&h, 1, 0, "job/w", "p1", 1); /* answered: a grant */
+    raw_proposal(&h, 0, 0, "job/w", "px", 1); /* never answered */
+    raw_proposal(&h, 0, 0, "job/w", "pe", 2); /* answered: a refusal */
+    dls_judge_pass_result r = h_at(&h, 3 * SEC);
+    assert_true(r.restarted && r.drained == 3);
+    assert_int_equal(r.ignored_replayed, 2);
+    assert_true(r.granted == 0 && r.refused == 0 && r.waiting == 2); /* pw again, px */
+    h_release(&h, 1, 0, 1, false);
+    r = h_at(&h, 3500 * MS);
+    assert_true(r.lapsed[DLS_CAUSE_RELEASE] == 1 && r.granted == 1 && r.waiting == 1);
+    jlog log;
+    read_journal(&h, &log);
+    int g = find_rec(&log, 0, DLS_FACT_GRANT, 2);
+    assert_true(g > 0 && strcmp(log.r[g].holder, "holder-2") == 0); /* pw first */
+    assert_int_equal(count_kind(&log, DLS_FACT_REFUSAL), 1);
+    assert_int_equal(count_refusals(&log, "reentrant"), 1);
+    h_fini(&h);
+}
+
 
 /* ======================================================================================== */
 /* The pure parts: the deadline heap and the hash index                                      */
@@ -3005,6 +3148,9 @@ int main(void)
         cmocka_unit_test(test_restart_basis_change_rebases),
         cmocka_unit_test(test_restart_refuses_foreign_record),
         cmocka_unit_test(test_restart_lost_ledger),
+        cmocka_unit_test(test_restart_evicted_answered_proposal_not_answered_again),
+        cmocka_unit_test(test_restart_unreadable_medium_answered_proposal_not_answered_again),
+        cmocka_unit_test(test_restart_evicted_waiters_answered_once),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
