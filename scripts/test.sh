@@ -14,4 +14,11 @@ if [ "${SANITIZE:-0}" = 1 ]; then
 fi
 [ -d "$dir" ] || meson setup "$dir" "${opts[@]}" >/dev/null
 ninja -C "$dir" >/dev/null
-meson test -C "$dir" --print-errorlogs --num-processes 2 "$@"
+set +e
+meson test -C "$dir" --print-errorlogs --num-processes 2 "$@" | tee "$dir/test-summary.txt"
+status=${PIPESTATUS[0]}
+set -e
+ok=$(awk '/^Ok:/ {print $2}' "$dir/test-summary.txt")
+fail=$(awk '/^Fail:/ {print $2}' "$dir/test-summary.txt")
+echo "${ok:-0} passed, ${fail:-0} failed"
+exit "$status"
