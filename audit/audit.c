@@ -37,6 +37,27 @@ static int grow(void **arr, size_t n, size_t *cap, size_t elem)
     return 0;
 }
 
+/* The index stored under key[0..n) of t into *v (v may be NULL); false when
+ * the key is absent. */
+static bool ix_get(const dls_htab *t, const uint8_t *key, size_t n, uint64_t *v)
+{
+    const uint64_t *p = dls_htab_find(t, key, n);
+    if (p && v)
+        *v = *p;
+    return p != NULL;
+}
+
+/* Stores v under key[0..n) of t, inserting or replacing; 0 or an error of
+ * dls_htab_put. */
+static int ix_set(dls_htab *t, const uint8_t *key, size_t n, uint64_t v)
+{
+    uint64_t *p;
+    int rc = dls_htab_put(t, key, n, &p, NULL);
+    if (!rc)
+        *p = v;
+    return rc;
+}
+
 /* Pushes onto a (pointer, count, capacity) triple; on failure flags
  * a->nomem and pushes nothing. */
 #define APUSH(a, arr, n, cap, item)                                                     \
@@ -184,20 +205,20 @@ void dls_audit_del(dls_audit *a)
         free(a->leases[i]);
     }
     free(a->leases);
-    dls_atab_free(&a->lease_ix);
+    dls_htab_free(&a->lease_ix);
     free(a->live);
     for (size_t i = 0; i < a->n_subjects; i++)
         free(a->subjects[i].bytes);
     free(a->subjects);
-    dls_atab_free(&a->subject_ix);
+    dls_htab_free(&a->subject_ix);
     for (size_t i = 0; i < a->n_media; i++) {
         dls_cursor_del(a->media[i].cur);
         dls_resolver_del(a->media[i].res);
     }
     free(a->media);
-    dls_atab_free(&a->medium_ix);
-    dls_atab_free(&a->proposal_seq);
-    dls_atab_free(&a->holder_ix);
+    dls_htab_free(&a->medium_ix);
+    dls_htab_free(&a->proposal_seq);
+    dls_htab_free(&a->holder_ix);
     free(a->late_reclaims);
     for (size_t i = 0; i < a->sum.n_late_renewals; i++)
         free((void *)a->late_renewals[i].holder.p);
@@ -232,10 +253,18 @@ void dls_audit_del(dls_audit *a)
 
 static audit_lease *lease_find(dls_audit *a, uint64_t id)
 {
-    uint64_t ix;
-    if (!dls_atab_get_u64(&a->lease_ix, id, &ix))
-        return NULL;
-    return a->leases[ix];
+    const uint64_t *ix = dls_htab_find_u64(&a->lease_ix, id);
+    return ix ? a->leases[*ix] : NULL;
+}
+
+/* Records that lease id sits at leases[ix]; 0 or an error of dls_htab_put. */
+static int lease_ix_set(dls_audit *a, uint64_t id, uint64_t ix)
+{
+    uint64_t *p;
+    int rc = dls_htab_put_u64(&a->lease_ix, id, &p, NULL);
+    if (!rc)
+        *p = ix;
+    return rc;
 }
 
 static dls_audit_point point_now(const dls_audit *a)
@@ -248,7 +277,7 @@ static dls_audit_point point_now(const dls_audit *a)
 static audit_medium *medium_get(dls_audit *a, const uint8_t id[DLS_MEDIUM_ID_LEN], size_t *ixo)
 {
     uint64_t ix;
-    if (dls_atab_get(&a->medium_ix, id, DLS_MEDIUM_ID_LEN, &ix)) {
+    if (ix_get(&a->medium_ix, id, DLS_MEDIUM_ID_LEN, &ix)) {
         if (ixo)
             *ixo = (size_t)ix;
         a->media[ix].named = true;
@@ -263,7 +292,7 @@ static audit_medium *medium_get(dls_audit *a, const uint8_t id[DLS_MEDIUM_ID_LEN
     memcpy(m->id, id, DLS_MEDIUM_ID_LEN);
     m->given_ix = SIZE_MAX;
     m->named = true;
-    if (dls_atab_put(&a->medium_ix, id, DLS_MEDIUM_ID_LEN, a->n_media)) {
+    if (ix_set(&a->medium_ix, id, DLS_MEDIUM_ID_LEN, a->n_media)) {
         a->nomem = true;
         return NULL;
     }
@@ -339,7 +368,7 @@ static void span_unverifiable(dls_audit *a, size_t mix)
 static void late_renewal_of(dls_audit *a, dls_bytes holder)
 {
     uint64_t ix;
-    if (dls_atab_get(&a->holder_ix, holder.p, holder.n, &ix)) {
+    if (ix_get(&a->holder_ix, holder.p, holder.n, &ix)) {
         a->late_renewals[ix].n++;
         return;
     }
@@ -352,7 +381,7 @@ static void late_renewal_of(dls_audit *a, dls_bytes holder)
     dls_audit_holder_count hc = {{copy, holder.n}, 1};
     size_t n = a->sum.n_late_renewals;
     if (grow((void **)&a->late_renewals, n, &a->cap_late_renewals, sizeof *a->late_renewals) ||
-        dls_atab_put(&a->holder_ix, holder.p, holder.n, n)) {
+        ix_set(&a->holder_ix, holder.p, holder.n, n)) {
         free(copy);
         a->nomem = true;
         return;
@@ -433,11 +462,11 @@ static void apply_proposal(dls_audit *a, size_t mix, const dls_attribution *at, 
         key[i] = (uint8_t)((uint64_t)mix >> (8 * i));
     memcpy(key + 8, at->author.p, an);
     uint64_t last = 0;
-    if (dls_atab_get(&a->proposal_seq, key, 8 + an, &last) && f->seq <= last) {
+    if (ix_get(&a->proposal_seq, key, 8 + an, &last) && f->seq <= last) {
         a->ignored[IGNORED_REPLAYED]++;
         return;
     }
-    if (dls_atab_put(&a->proposal_seq, key, 8 + an, f->seq))
+    if (ix_set(&a->proposal_seq, key, 8 + an, f->seq))
         a->nomem = true;
 }
 
@@ -861,14 +890,14 @@ static void process_mark(dls_audit *a, const dls_amark *mk)
 static audit_subject *subject_get(dls_audit *a, dls_bytes s, size_t *ixo)
 {
     uint64_t ix;
-    if (dls_atab_get(&a->subject_ix, s.p, s.n, &ix)) {
+    if (ix_get(&a->subject_ix, s.p, s.n, &ix)) {
         *ixo = (size_t)ix;
         return &a->subjects[ix];
     }
     uint8_t *copy = malloc(s.n + 1);
     if (!copy ||
         grow((void **)&a->subjects, a->n_subjects, &a->cap_subjects, sizeof *a->subjects) ||
-        dls_atab_put(&a->subject_ix, s.p, s.n, a->n_subjects)) {
+        ix_set(&a->subject_ix, s.p, s.n, a->n_subjects)) {
         free(copy);
         a->nomem = true;
         return NULL;
@@ -904,7 +933,7 @@ static void on_grant(dls_audit *a, const dls_fact *f)
     uint8_t *buf = malloc(f->subject.n + f->holder.n + 1);
     if (!l || !buf ||
         grow((void **)&a->leases, a->n_leases, &a->cap_leases, sizeof *a->leases) ||
-        dls_atab_put_u64(&a->lease_ix, f->lease, a->n_leases)) {
+        lease_ix_set(a, f->lease, a->n_leases)) {
         free(l);
         free(buf);
         a->nomem = true;
@@ -1383,7 +1412,7 @@ static int setup_media(dls_audit *a, const uint8_t *journal_id, dls_keyring *kr,
         const uint8_t *id = dls_medium_id(media[i].medium);
         if (!memcmp(id, journal_id, DLS_MEDIUM_ID_LEN))
             return where(w, DLS_ERR_DUPLICATE, i, "the journal is also given as a medium");
-        if (dls_atab_get(&a->medium_ix, id, DLS_MEDIUM_ID_LEN, NULL))
+        if (ix_get(&a->medium_ix, id, DLS_MEDIUM_ID_LEN, NULL))
             return where(w, DLS_ERR_DUPLICATE, i, "two media given share a medium id");
         int rc = grow((void **)&a->media, a->n_media, &a->cap_media, sizeof *a->media);
         if (rc)
@@ -1402,7 +1431,7 @@ static int setup_media(dls_audit *a, const uint8_t *journal_id, dls_keyring *kr,
             return where(w, rc, i, "the medium's resolver could not be made");
         if ((rc = dls_cursor_new(&m->cur, m->m, 0)))
             return where(w, rc, i, "a cursor on the medium could not be made");
-        if ((rc = dls_atab_put(&a->medium_ix, id, DLS_MEDIUM_ID_LEN, i)))
+        if ((rc = ix_set(&a->medium_ix, id, DLS_MEDIUM_ID_LEN, i)))
             return rc;
     }
     return 0;
@@ -1439,11 +1468,11 @@ int dls_audit_run(dls_audit **out, const dls_audit_settings *s, dls_medium *jour
     if (!a)
         return DLS_ERR_NOMEM;
     a->set = set;
-    dls_atab_init(&a->lease_ix);
-    dls_atab_init(&a->subject_ix);
-    dls_atab_init(&a->medium_ix);
-    dls_atab_init(&a->proposal_seq);
-    dls_atab_init(&a->holder_ix);
+    dls_htab_init(&a->lease_ix);
+    dls_htab_init(&a->subject_ix);
+    dls_htab_init(&a->medium_ix);
+    dls_htab_init(&a->proposal_seq);
+    dls_htab_init(&a->holder_ix);
     memcpy(a->sum.journal_id, dls_medium_id(journal), DLS_MEDIUM_ID_LEN);
 
     journal_state js;

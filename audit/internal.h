@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "audit/table.h"
+#include "common/htab.h"
 #include "daolease/audit.h"
 
 /* Reasons counted on the media (fixed order: the order of the reports). */
@@ -70,7 +70,7 @@ struct dls_audit {
     /* leases: stable pointers, table id -> index, sorted at the end */
     audit_lease **leases;
     size_t n_leases, cap_leases;
-    dls_atab lease_ix;
+    dls_htab lease_ix;
     uint64_t max_lease;
     /* the journal's ledger: live lease indexes */
     size_t *live;
@@ -78,15 +78,15 @@ struct dls_audit {
     /* subjects */
     audit_subject *subjects;
     size_t n_subjects, cap_subjects;
-    dls_atab subject_ix;
+    dls_htab subject_ix;
     /* media */
     audit_medium *media;
     size_t n_media, cap_media;
-    dls_atab medium_ix;
+    dls_htab medium_ix;
     /* proposals: (medium index, author) -> last counted seq */
-    dls_atab proposal_seq;
+    dls_htab proposal_seq;
     /* holders' late renewals: name -> index in late_renewals */
-    dls_atab holder_ix;
+    dls_htab holder_ix;
     /* counters by reason */
     uint64_t forged[FORGED_N], defective[DEFECTIVE_N], ignored[IGNORED_N];
     /* owned arrays behind the summary */

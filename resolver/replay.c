@@ -5,7 +5,7 @@
 
 #include <sodium.h>
 
-#include "resolver/htab.h"
+#include "common/htab.h"
 
 struct dls_replay {
     dls_htab renewals;  /* lease id (8 bytes, little-endian) -> last counted seq */
@@ -37,12 +37,6 @@ void dls_replay_del(dls_replay *r)
     free(r);
 }
 
-static void lease_key(uint8_t k[8], uint64_t lease)
-{
-    for (int i = 0; i < 8; i++)
-        k[i] = (uint8_t)(lease >> (8 * i));
-}
-
 static int verdict(uint64_t last, uint64_t seq)
 {
     return seq > last ? DLS_REPLAY_COUNTED : DLS_REPLAY_REPLAY;
@@ -52,9 +46,7 @@ uint64_t dls_replay_renewal_last(const dls_replay *r, uint64_t lease)
 {
     if (!r)
         return 0;
-    uint8_t k[8];
-    lease_key(k, lease);
-    const uint64_t *v = dls_htab_find(&r->renewals, k, sizeof k);
+    const uint64_t *v = dls_htab_find_u64(&r->renewals, lease);
     return v ? *v : 0;
 }
 
@@ -69,10 +61,8 @@ int dls_replay_renewal_count(dls_replay *r, uint64_t lease, uint64_t seq)
         return DLS_ERR_INVAL;
     if (dls_replay_renewal_check(r, lease, seq) != DLS_REPLAY_COUNTED)
         return DLS_REPLAY_REPLAY;
-    uint8_t k[8];
-    lease_key(k, lease);
     uint64_t *v;
-    int rc = dls_htab_put(&r->renewals, k, sizeof k, &v, NULL);
+    int rc = dls_htab_put_u64(&r->renewals, lease, &v, NULL);
     if (rc)
         return rc;
     *v = seq;
@@ -83,9 +73,7 @@ void dls_replay_lease_forget(dls_replay *r, uint64_t lease)
 {
     if (!r)
         return;
-    uint8_t k[8];
-    lease_key(k, lease);
-    (void)dls_htab_del(&r->renewals, k, sizeof k);
+    (void)dls_htab_del_u64(&r->renewals, lease);
 }
 
 /* medium id || author; 0 or DLS_ERR_INVAL. */

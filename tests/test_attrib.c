@@ -23,6 +23,7 @@
 #include <sodium.h>
 #include <zlib.h>
 
+#include "common/htab.h"
 #include "daolease/attrib.h"
 #include "resolver/dump.h"
 #include "resolver/internal.h"
@@ -1979,6 +1980,166 @@ static void test_random_records_never_attributed(void **state)
     fixture_free(&f);
 }
 
+/* ---- the shared keyed hash table (common/htab.h) ------------------------ */
+
+/* A reference model: a plain list of (key, value) pairs. */
+typedef struct model_ent {
+    uint8_t k[100];
+    size_t n;
+    uint64_t v;
+    bool live;
+} model_ent;
+
+static model_ent *model_find(model_ent *m, size_t nm, const uint8_t *k, size_t n)
+{
+    for (size_t i = 0; i < nm; i++)
+        if (m[i].live && m[i].n == n && (n == 0 || !memcmp(m[i].k, k, n)))
+            return &m[i];
+    return NULL;
+}
+
+/* The keyring index, the replay checker, rule 6 and the audit all rely on
+ * this table: random puts, finds and backward-shift deletions over a small
+ * key space (so keys recur, probe runs wrap and deletions shift), with keys
+ * both inside the slot (<= DLS_HTAB_INLINE bytes) and on the heap, must agree
+ * with a plain list at every step. Seeded (DLS_SEED replays). */
+static void test_htab_matches_model(void **state)
+{
+    (void)state;
+    enum { SPACE = 300, OPS = 20000 };
+    static model_ent m[SPACE];
+    memset(m, 0, sizeof m);
+    size_t nm = 0, live = 0;
+    /* the key space: lengths 0..99, bytes from a 2-letter alphabet so that
+     * many keys share prefixes and lengths */
+    static uint8_t keys[SPACE][100];
+    static size_t lens[SPACE];
+    for (size_t i = 0; i < SPACE; i++) {
+        lens[i] = i == 0 ? 0 : (size_t)(rnd() % 100);
+        for (size_t j = 0; j < lens[i]; j++)
+            keys[i][j] = (uint8_t)('a' + rnd() % 2);
+    }
+    dls_htab t;
+    dls_htab_init(&t);
+    for (int op = 0; op < OPS; op++) {
+        size_t ki = (size_t)(rnd() % SPACE);
+        const uint8_t *k = keys[ki];
+        size_t n = lens[ki];
+        model_ent *e = model_find(m, nm, k, n);
+        switch (rnd() % 3) {
+        case 0: { /* put: value = op */
+            uint64_t *v;
+            bool existed;
+            assert_int_equal(dls_htab_put(&t, k, n, &v, &existed), 0);
+            assert_int_equal(existed, e != NULL);
+            if (!e) {
+                assert_int_equal(*v, 0); /* a new key holds 0 */
+                e = &m[nm++];
+                memcpy(e->k, k, n);
+                e->n = n;
+                e->live = true;
+                live++;
+            } else {
+                assert_int_equal(*v, e->v);
+            }
+            *v = e->v = (uint64_t)op + 1;
+            break;
+        }
+        case 1: { /* find */
+            const uint64_t *v = dls_htab_find(&t, k, n);
+            if (e) {
+                assert_non_null(v);
+                assert_int_equal(*v, e->v);
+            } else {
+                assert_null(v);
+            }
+            break;
+        }
+        default: /* del */
+            assert_int_equal(dls_htab_del(&t, k, n), e ? 0 : DLS_ERR_NOTFOUND);
+            if (e) {
+                e->live = false;
+                live--;
+            }
+            break;
+        }
+        assert_int_equal(t.count, live);
+        if (nm == SPACE) { /* compact the model's dead entries */
+            size_t w = 0;
+            for (size_t i = 0; i < nm; i++)
+                if (m[i].live)
+                    m[w++] = m[i];
+            nm = w;
+        }
+    }
+    /* every surviving key still maps to its last value */
+    for (size_t i = 0; i < nm; i++) {
+        if (!m[i].live)
+            continue;
+        const uint64_t *v = dls_htab_find(&t, m[i].k, m[i].n);
+        assert_non_null(v);
+        assert_int_equal(*v, m[i].v);
+    }
+    dls_htab_free(&t);
+    dls_htab_free(&t); /* idempotent */
+    dls_htab_free(NULL);
+}
+
+/* Edges of the table: key length limits, NULL keys, an empty table, and the
+ * uint64 convenience (8 bytes little-endian: the same key as those bytes). */
+static void test_htab_edges(void **state)
+{
+    (void)state;
+    dls_htab t;
+    dls_htab_init(&t);
+    static uint8_t big[DLS_HTAB_KEY_MAX + 1];
+    memset(big, 'x', sizeof big);
+    uint64_t *v;
+    bool existed = true;
+    assert_null(dls_htab_find(&t, big, 3)); /* empty table */
+    assert_int_equal(dls_htab_del(&t, big, 3), DLS_ERR_NOTFOUND);
+    assert_int_equal(dls_htab_put(&t, big, DLS_HTAB_KEY_MAX + 1, &v, NULL), DLS_ERR_INVAL);
+    assert_int_equal(dls_htab_put(&t, NULL, 1, &v, NULL), DLS_ERR_INVAL);
+    assert_int_equal(dls_htab_put(NULL, big, 1, &v, NULL), DLS_ERR_INVAL);
+    assert_int_equal(dls_htab_put(&t, big, DLS_HTAB_KEY_MAX, &v, &existed), 0);
+    assert_false(existed);
+    *v = 11;
+    assert_int_equal(dls_htab_put(&t, big, DLS_HTAB_INLINE, &v, NULL), 0);
+    *v = 12;
+    assert_int_equal(dls_htab_put(&t, big, DLS_HTAB_INLINE + 1, &v, NULL), 0);
+    *v = 13;
+    assert_int_equal(dls_htab_put(&t, NULL, 0, &v, NULL), 0); /* the empty key */
+    *v = 14;
+    assert_int_equal(*dls_htab_find(&t, big, DLS_HTAB_KEY_MAX), 11);
+    assert_int_equal(*dls_htab_find(&t, big, DLS_HTAB_INLINE), 12);
+    assert_int_equal(*dls_htab_find(&t, big, DLS_HTAB_INLINE + 1), 13);
+    assert_int_equal(*dls_htab_find(&t, NULL, 0), 14);
+    assert_null(dls_htab_find(&t, big, DLS_HTAB_KEY_MAX + 1));
+    assert_null(dls_htab_find(&t, NULL, 2));
+
+    const uint64_t id = 0x0102030405060708ull;
+    const uint8_t le[8] = {8, 7, 6, 5, 4, 3, 2, 1};
+    assert_int_equal(dls_htab_put_u64(&t, id, &v, &existed), 0);
+    assert_false(existed);
+    *v = 99;
+    assert_int_equal(*dls_htab_find(&t, le, sizeof le), 99);
+    assert_int_equal(*dls_htab_find_u64(&t, id), 99);
+    assert_null(dls_htab_find_u64(&t, id + 1));
+    assert_int_equal(dls_htab_del_u64(&t, id + 1), DLS_ERR_NOTFOUND);
+    assert_int_equal(dls_htab_del_u64(&t, id), 0);
+    assert_null(dls_htab_find(&t, le, sizeof le));
+    assert_int_equal(t.count, 4);
+    dls_htab_free(&t);
+
+    /* two tables draw different hash keys (keyed, not a fixed hash) */
+    dls_htab a, b;
+    dls_htab_init(&a);
+    dls_htab_init(&b);
+    assert_memory_not_equal(a.hkey, b.hkey, sizeof a.hkey);
+    dls_htab_free(&a);
+    dls_htab_free(&b);
+}
+
 int main(void)
 {
     const char *e = getenv("DLS_SEED");
@@ -1989,6 +2150,8 @@ int main(void)
     printf("# test_attrib seed %llu (DLS_SEED=%llu replays)\n", (unsigned long long)g_seed,
            (unsigned long long)g_seed);
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_htab_matches_model),
+        cmocka_unit_test(test_htab_edges),
         cmocka_unit_test(test_vectors_envelopes),
         cmocka_unit_test(test_vectors_stream_three),
         cmocka_unit_test(test_vectors_run_keyring),
