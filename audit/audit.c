@@ -754,6 +754,8 @@ static void process_mark(dls_audit *a, const dls_amark *mk)
     uint64_t pass = mk->pass, now = mk->now_ns;
     bool fresh;
     uint32_t b = basis_intern(a, mk->basis, mk->basis_len, &fresh);
+    if (b >= a->sum.n_bases)
+        return; /* out of memory before any basis was kept (a->nomem is set) */
     bool first = !a->have_mark;
     bool basis_changed = !first && b != a->cur_basis;
 

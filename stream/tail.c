@@ -30,7 +30,13 @@ int dls_st_tail_init(dls_st_tail *t, int fd, uint64_t base, const dls_st_io *io)
     t->copy = malloc(DLS_ST_COPY_MAX);
     if (!t->copy)
         return DLS_ERR_NOMEM;
-    return dls_st_reader_init(&t->scan, fd, DLS_ST_READ_BUF);
+    int rc = dls_st_reader_init(&t->scan, fd, DLS_ST_READ_BUF);
+    if (rc) {
+        /* the caller finis only a tail whose init succeeded */
+        free(t->copy);
+        t->copy = NULL;
+    }
+    return rc;
 }
 
 void dls_st_tail_fini(dls_st_tail *t)
