@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "common/htab.h"
+#include "vocab/htab.h"
 #include "daolease/audit.h"
 
 /* Reasons counted on the media (fixed order: the order of the reports). */

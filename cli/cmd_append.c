@@ -35,7 +35,7 @@
 #include "daolease/attrib.h"
 #include "daolease/fact.h"
 #include "daolease/stream.h"
-#include "json/json.h"
+#include "cli/json/json.h"
 
 /* The longest input line (a 65536-byte record as {"$bin": hex} is ~131 KiB). */
 #define LINE_MAX_BYTES (1u << 20)

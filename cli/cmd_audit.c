@@ -19,7 +19,7 @@
 #include "daolease/attrib.h"
 #include "daolease/audit.h"
 #include "daolease/stream.h"
-#include "json/json.h"
+#include "cli/json/json.h"
 
 #define EXIT_CANNOT 3
 #define SUB "audit"

@@ -31,7 +31,7 @@
 #include "cli/media.h"
 #include "daolease/attrib.h"
 #include "daolease/stream.h"
-#include "json/json.h"
+#include "cli/json/json.h"
 #include "resolver/dump.h"
 
 /* How often --follow asks a blocked cursor again. */

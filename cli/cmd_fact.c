@@ -7,7 +7,7 @@
 
 #include "cli/cli.h"
 #include "daolease/fact.h"
-#include "json/json.h"
+#include "cli/json/json.h"
 #include "vocab/mp.h"
 
 static const char usage_text[] =

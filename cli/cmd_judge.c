@@ -17,7 +17,7 @@
 #include "cli/media.h"
 #include "cli/proc.h"
 #include "daolease/judge.h"
-#include "json/json.h"
+#include "cli/json/json.h"
 
 #define SECOND 1000000000ull
 

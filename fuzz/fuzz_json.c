@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "json/json.h"
+#include "cli/json/json.h"
 
 #define CHECK(c) do { if (!(c)) abort(); } while (0)
 

@@ -6,7 +6,7 @@
 
 #include <sodium.h>
 
-#include "common/htab.h"
+#include "vocab/htab.h"
 #include "resolver/internal.h"
 
 #define KEYRING_FILE_MAX ((size_t)16 << 20)

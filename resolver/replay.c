@@ -5,7 +5,7 @@
 
 #include <sodium.h>
 
-#include "common/htab.h"
+#include "vocab/htab.h"
 
 struct dls_replay {
     dls_htab renewals;  /* lease id (8 bytes, little-endian) -> last counted seq */

@@ -23,7 +23,7 @@
 #include <sodium.h>
 #include <zlib.h>
 
-#include "common/htab.h"
+#include "vocab/htab.h"
 #include "daolease/attrib.h"
 #include "resolver/dump.h"
 #include "resolver/internal.h"

@@ -16,7 +16,7 @@
 #include <sodium.h>
 
 #include "daolease/fact.h"
-#include "json/json.h"
+#include "cli/json/json.h"
 #include "vocab/mp.h"
 
 /* ---- helpers ------------------------------------------------------------- */

@@ -38,7 +38,7 @@
 #include "daolease/redis.h"
 #include "daolease/stream.h"
 #include "daolease/tick.h"
-#include "redis/rds.h"
+#include "stream/redis/rds.h"
 
 #define REDIS_SERVER "/usr/bin/redis-server"
 

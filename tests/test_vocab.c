@@ -18,7 +18,7 @@
 
 #include "daolease/fact.h"
 #include "daolease/mark.h"
-#include "json/json.h"
+#include "cli/json/json.h"
 #include "vocab/mp.h"
 
 /* ---- helpers ------------------------------------------------------------- */

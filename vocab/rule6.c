@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/htab.h"
+#include "vocab/htab.h"
 #include "vocab/internal.h"
 
 enum { ACCEPTED = 1, REJECTED = 2, RELEASED = 4, LAPSED = 8 };

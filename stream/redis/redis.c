@@ -17,8 +17,8 @@
 
 #include "daolease/medium_impl.h"
 #include "daolease/redis.h"
-#include "redis/conn.h"
-#include "redis/rds.h"
+#include "stream/redis/conn.h"
+#include "stream/redis/rds.h"
 
 enum { K_STREAM, K_NEXT, K_ID, K_SEALED, K_MAXLEN, K_COUNT };
 static const char *const key_suffix[K_COUNT] = {"", ":next", ":id", ":sealed", ":maxlen"};

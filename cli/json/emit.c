@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "json/json.h"
+#include "cli/json/json.h"
 #include "vocab/mp.h"
 
 /* ---- the buffer ---------------------------------------------------------- */

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "json/json.h"
+#include "cli/json/json.h"
 
 typedef struct big {
     uint64_t value;

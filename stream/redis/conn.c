@@ -1,6 +1,6 @@
 /* daolease — a minimal blocking Redis connection with a deadline per call
  * (see conn.h for why the socket is not hiredis's). */
-#include "redis/conn.h"
+#include "stream/redis/conn.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,5 +1,5 @@
 /* The shared keyed hash table (see htab.h). */
-#include "common/htab.h"
+#include "vocab/htab.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,5 +1,5 @@
 /* daolease — redis:// URL parsing for the Redis Streams medium. */
-#include "redis/rds.h"
+#include "stream/redis/rds.h"
 
 #include <stdio.h>
 #include <stdlib.h>
