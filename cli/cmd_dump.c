@@ -373,7 +373,8 @@ static int load_keyring(const char *path, dls_keyring **kr)
     if (!rc)
         return 0;
     if (rc == DLS_ERR_IO && w.sys_errno)
-        dls_cli_error("dump", "%s: %s", path, strerror(w.sys_errno));
+        dls_cli_error("dump", "%s: %s (%s)", path,
+                      w.reason ? w.reason : dls_strerror(rc), strerror(w.sys_errno));
     else if (w.line)
         dls_cli_error("dump", "%s: line %" PRIu64 ": column %" PRIu64 ": %s", path, w.line,
                       w.offset, w.reason ? w.reason : dls_strerror(rc));

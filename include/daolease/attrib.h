@@ -99,7 +99,9 @@ DLS_EXPORT int dls_keyring_parse(dls_keyring **out, const char *text, size_t n,
 
 /* Reads and parses a keyring file (at most 16 MiB, read into wiped memory).
  * Errors: those of dls_keyring_parse, DLS_ERR_IO when it cannot be read
- * (w->sys_errno), DLS_ERR_TOOBIG for a larger file. */
+ * (w->sys_errno) or is not a regular file (a FIFO, device or directory is
+ * refused at once, never waited on: w->reason says so, w->sys_errno 0),
+ * DLS_ERR_TOOBIG for a larger file. */
 DLS_EXPORT int dls_keyring_load(dls_keyring **out, const char *path, dls_where *w);
 
 /* Adds one name. Errors: DLS_ERR_INVAL (invalid name or kind, NULL
@@ -145,8 +147,9 @@ DLS_EXPORT int dls_secret_from_seed(dls_secret **out, const char *name,
  * mode grants any access to group or others (mode & 077; w->reason says to
  * run `chmod 600 FILE`), DLS_ERR_KEYRING when malformed (w->line, w->offset
  * = column, w->reason) or when an Ed25519 secret's public half does not
- * match its seed, DLS_ERR_IO (w->sys_errno) when it cannot be opened or is
- * not a regular file, DLS_ERR_NOMEM, DLS_ERR_SODIUM. The file's bytes are
+ * match its seed, DLS_ERR_IO (w->sys_errno) when it cannot be opened, or
+ * (w->sys_errno 0) when it is not a regular file — a FIFO is refused at once,
+ * never waited on —, DLS_ERR_NOMEM, DLS_ERR_SODIUM. The file's bytes are
  * read into sodium_malloc memory and wiped. */
 DLS_EXPORT int dls_secret_load(dls_secret **out, const char *path, dls_where *w);
 
