@@ -1299,6 +1299,12 @@ static void test_keyring_parse_errors(void **state)
         {"lonely\n", 0, DLS_ERR_KEYRING, 1, 7, "missing key kind"},
         {"a ed25519 " K64 " extra\n", 0, DLS_ERR_KEYRING, 1, 76, "unexpected"},
         {"a mac " K64 "\r\r\n", 0, DLS_ERR_KEYRING, 1, 7 + 64, "hex"},
+        /* issue 14 item 6: hex through sodium_hex2bin keeps the column of
+         * the first bad digit at even and odd places, and of a lone digit */
+        {"a mac g" K64 "\n", 0, DLS_ERR_KEYRING, 1, 7, "hex"},
+        {"a mac 0g" K64 "\n", 0, DLS_ERR_KEYRING, 1, 8, "hex"},
+        {"a mac 00:0\n", 0, DLS_ERR_KEYRING, 1, 9, "hex"},
+        {"a mac 0\n", 0, DLS_ERR_KEYRING, 1, 7, "64 hex"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         dls_keyring *kr = (dls_keyring *)1;

@@ -200,12 +200,7 @@ size_t dls_mark_limit(size_t author_len)
 
 static int bad(dls_where *w, size_t off, const char *why)
 {
-    if (w) {
-        memset(w, 0, sizeof *w);
-        w->offset = off;
-        w->reason = why;
-    }
-    return DLS_ERR_MARK;
+    return dls_where_fill(w, DLS_ERR_MARK, (dls_where){.offset = off, .reason = why});
 }
 
 static int mark_key(const dls_mp_item *k)
@@ -370,9 +365,7 @@ int dls_mark_decode(const uint8_t *p, size_t n, dls_mark_view *v, dls_where *w)
         return bad(w, 0, "a continuation carries a first record's key");
     if (!v->continued && (seen & (head | 1u << M_DRAINED)) != (head | 1u << M_DRAINED))
         return bad(w, 0, "a mark without now, basis, tolerance, cadence or drained");
-    if (w)
-        memset(w, 0, sizeof *w);
-    return 0;
+    return dls_where_fill(w, 0, (dls_where){0}); /* success clears it */
 }
 
 static bool next(dls_mark_list *l, int shape, dls_mark_pos *pos, dls_mark_gap *gap,
