@@ -365,7 +365,9 @@ int dls_mark_decode(const uint8_t *p, size_t n, dls_mark_view *v, dls_where *w)
         return bad(w, 0, "a continuation carries a first record's key");
     if (!v->continued && (seen & (head | 1u << M_DRAINED)) != (head | 1u << M_DRAINED))
         return bad(w, 0, "a mark without now, basis, tolerance, cadence or drained");
-    return dls_where_fill(w, 0, (dls_where){0}); /* success clears it */
+    if (w)
+        memset(w, 0, sizeof *w);
+    return 0;
 }
 
 static bool next(dls_mark_list *l, int shape, dls_mark_pos *pos, dls_mark_gap *gap,
