@@ -2736,6 +2736,59 @@ static void test_batch_bitflips(void **state)
     }
 }
 
+/* attribution.md rev 4: a defective fact inside a verified batch does not
+ * stop the others — the iterator yields every fact (the caller counts the
+ * defective one on its own); cli.md rev 4: dump prints it with fact null,
+ * still verified, between its neighbours. */
+static void test_batch_defective_fact_inside(void **state)
+{
+    (void)state;
+    dls_secret *s = secret_seeded("agent", DLS_KEY_MAC);
+    dls_keyring *kr;
+    assert_int_equal(dls_keyring_new(&kr), 0);
+    keyring_add_secret(kr, s);
+    uint8_t f0[64], f2[64];
+    static const uint8_t junk[3] = {0x92, 0x01, 0xc1}; /* not one msgpack value */
+    dls_bytes facts[3] = {{f0, renewal_fact(f0, 1, 1)}, {junk, sizeof junk},
+                          {f2, renewal_fact(f2, 3, 1)}};
+    uint8_t env[512];
+    size_t en;
+    assert_int_equal(dls_batch_seal(s, M1, facts, 3, env, sizeof env, &en), 0);
+    dls_resolver *r;
+    assert_int_equal(dls_resolver_new_signed(&r, M1, kr), 0);
+    dls_attribution a;
+    dls_facts it;
+    dls_resolver_attribute_facts(r, env, en, &a, &it);
+    assert_true(a.attributed);
+    dls_bytes f;
+    uint32_t ix;
+    for (uint32_t i = 0; i < 3; i++) {
+        assert_true(dls_facts_next(&it, &f, &ix));
+        assert_int_equal(ix, i);
+        assert_true(bytes_eq(f, facts[i].p, facts[i].n));
+    }
+    assert_false(dls_facts_next(&it, &f, &ix));
+    dls_dump_attrib *d;
+    assert_int_equal(dls_dump_attrib_new(&d, M1, kr), 0);
+    dls_dump_rows rows;
+    dls_dump_row row;
+    dls_dump_attrib_rows(d, env, en, &rows);
+    for (uint32_t i = 0; i < 3; i++) {
+        assert_true(dls_dump_rows_next(&rows, &row));
+        assert_string_equal(row.kind, "batch");
+        assert_true(row.has_index);
+        assert_int_equal(row.index, i);
+        assert_true(row.verified);
+        assert_null(row.why);
+        assert_int_equal(row.has_fact, i != 1);
+    }
+    assert_false(dls_dump_rows_next(&rows, &row));
+    dls_dump_attrib_del(d);
+    dls_resolver_del(r);
+    dls_keyring_del(kr);
+    dls_secret_del(s);
+}
+
 /* Issue 13 item 4: the keyring keeps each MAC key's HMAC state; a verify
  * from that state answers exactly what crypto_auth_verify answers, for
  * many keys (the state arena grows and moves) and random messages, and
@@ -2878,6 +2931,7 @@ int main(void)
         cmocka_unit_test(test_batch_seal_roundtrip_and_limits),
         cmocka_unit_test(test_batch_wellformed_rules),
         cmocka_unit_test(test_batch_bitflips),
+        cmocka_unit_test(test_batch_defective_fact_inside),
         cmocka_unit_test(test_mac_state_cache),
         cmocka_unit_test(test_fifo_keyring_and_key_refused),
     };
