@@ -428,12 +428,9 @@ static void finish(dls_judge *j)
 
 int dls_judge_pass(dls_judge *j, dls_judge_pass_result *r)
 {
-    if (!j)
-        return DLS_ERR_INVAL;
-    if (j->fatal)
-        return DLS_ERR_FATAL;
-    if (j->in_callback)
-        return DLS_ERR_REENTRANT;
+    int rc = jx_usable(j);
+    if (rc)
+        return rc;
     dls_judge_pass_result local;
     if (!r)
         r = &local;
@@ -451,11 +448,10 @@ int dls_judge_pass(dls_judge *j, dls_judge_pass_result *r)
         return 0;
     }
     begin_pass(j);
-    int rc = run_steps(j);
+    rc = run_steps(j);
     if (rc) {
-        j->fatal = true; /* the ledger can no longer be trusted */
         j->res = NULL;
-        return rc;
+        return jx_poison(j, rc);
     }
     j->started = true;
     j->prev_now = j->now;
@@ -467,7 +463,20 @@ int dls_judge_pass(dls_judge *j, dls_judge_pass_result *r)
 
 /* ---- owner acts and introspection ---------------------------------------------------------- */
 
-static int usable(const dls_judge *j)
+/* One meaning of fatal (issue 14 item 5): a failed step leaves the ledger
+ * untrusted, so the handle stops and answers a code in the fatal range —
+ * the step's own code when it is fatal already (a journal write),
+ * DLS_ERR_FATAL_NOMEM for out of memory, DLS_ERR_FATAL_STEP otherwise —
+ * and DLS_ERR_FATAL on every later call. */
+int jx_poison(dls_judge *j, int rc)
+{
+    j->fatal = true;
+    if (dls_err_is_fatal(rc))
+        return rc;
+    return rc == DLS_ERR_NOMEM ? DLS_ERR_FATAL_NOMEM : DLS_ERR_FATAL_STEP;
+}
+
+int jx_usable(const dls_judge *j)
 {
     if (!j)
         return DLS_ERR_INVAL;
@@ -480,7 +489,7 @@ static int usable(const dls_judge *j)
 
 int dls_judge_end(dls_judge *j, uint64_t lease)
 {
-    int rc = usable(j);
+    int rc = jx_usable(j);
     if (rc)
         return rc;
     uint32_t idx = jl_lease_find(j, lease);
