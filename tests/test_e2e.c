@@ -107,7 +107,7 @@ static int teardown(void **state)
 
 static pid_t start_judge(void)
 {
-    pid_t judge = spawn("cd %s && exec %s judge --config judge.json > judge.log 2>&1", dir, bin);
+    pid_t judge = spawn("cd %s && exec %s judge --config judge.json --create > judge.log 2>&1", dir, bin);
     /* the judge creates the journal; runs need it to exist */
     char path[512];
     snprintf(path, sizeof path, "%s/journal.dls", dir);
