@@ -178,7 +178,6 @@ typedef struct jm_medium {
     bool in_run;            /* failing in an unbroken run of passes */
     uint64_t fail_since;    /* now of the run's first pass */
     uint64_t err_pos;
-    uint64_t pass_start;    /* this pass: the position draining started at */
     uint32_t gap_epoch;     /* bumped by each gap */
     uint64_t gap_now;       /* now of the latest gap */
     jvec parked;            /* jl_parked: leases whose silence judgement waits */

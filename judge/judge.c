@@ -96,7 +96,6 @@ static int drain_medium(dls_judge *j, uint16_t mi)
     jm_medium *m = &j->media[mi];
     dls_judge_pass_result *r = j->res;
     m->failed = m->cut = false;
-    m->pass_start = dls_cursor_position(m->c);
     for (size_t n = 0; !m->retired;) {
         if (j->drain_budget && n >= j->drain_budget) {
             m->failed = m->cut = true; /* counts as not drained */
@@ -355,8 +354,8 @@ static int record_lapsed(dls_judge *j)
  * where the journal cannot vouch for its evidence: the basis changed
  * (tenure start and last observation are rebased too), its registered
  * medium is missing from this assembly, or that medium answers gap or
- * transport-error where the judge resumes it (restart_resume_failed, after
- * step 2; a gap is met by the epoch of the medium). The leases then enter
+ * transport-error at the first pass (restart_resume_failed, after step 2;
+ * a gap is met by the epoch of the medium). The leases then enter
  * the deadline heap or the pending list. Once per start, in pool order
  * (nothing written depends on it: due lists are sorted by lease id). */
 static int restart_leases(dls_judge *j)
@@ -384,22 +383,22 @@ static int restart_leases(dls_judge *j)
 }
 
 /* After step 2 of the first pass: recovered leases registered on a medium
- * that answered transport-error where the judge resumed it (nothing drained
- * from it) become unknown, resumed at now. */
+ * that failed in this pass (transport-error, or cut by the drain budget:
+ * listed in the mark's errors) become unknown, resumed at now — unless a
+ * renewal counted in this pass already made them known at now (the same
+ * state as unknown-then-renewed, which is how replay and the audit read
+ * the mark). */
 static void restart_resume_failed(dls_judge *j)
 {
     bool any = false;
     for (size_t m = 0; m < j->nmedia; m++)
-        any |= j->media[m].failed && !j->media[m].cut &&
-               j->media[m].err_pos == j->media[m].pass_start;
+        any |= j->media[m].failed;
     if (!any)
         return;
     for (uint32_t i = 0; i < j->leases.next; i++) {
         jl_lease *l = jl_lease_at(j, i);
-        if (!(l->flags & JL_RECOVERED) || l->medium == JL_NO_MEDIUM)
-            continue;
-        const jm_medium *m = &j->media[l->medium];
-        if (!(m->failed && !m->cut && m->err_pos == m->pass_start))
+        if (!(l->flags & JL_RECOVERED) || l->medium == JL_NO_MEDIUM ||
+            !j->media[l->medium].failed || l->last_obs == j->now)
             continue;
         l->flags |= JL_UNKNOWN;
         l->resumed = j->now;

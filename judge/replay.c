@@ -117,25 +117,17 @@ static bool listed(const jvec *v, const uint8_t *id)
     return false;
 }
 
-/* A medium that answered transport-error where that restart resumed it:
- * listed in errors at the position it had been drained to. */
-static bool failed_at_resume(const jr_state *st, uint16_t mi)
-{
-    for (size_t i = 0; i < st->errors.n; i++) {
-        const dls_mark_pos *e = &JVEC_AT(st->errors, dls_mark_pos, i);
-        if (memcmp(e->medium, st->j->media[mi].id, DLS_MEDIUM_ID_LEN) == 0)
-            return e->position == st->starts[mi];
-    }
-    return false;
-}
 
 /* What a restart recorded in the journal did to the leases live at it
  * (judge.md, Restart): a basis change rebases them all; a revision-3
  * restart (restarted without kept) re-armed them all — evidence unknown,
  * resumed at its now; a revision-4 restart (kept) kept their observations,
  * except where the journal cannot vouch for them: their registered medium
- * missing from that assembly, or answering transport-error where it was
- * resumed (a gap there is met by this replay's own cursor). */
+ * missing from that assembly (not in its drained list), or failing at that
+ * first pass (in its errors: a transport-error or a budget cut); a gap
+ * there is met by this replay's own cursor. Applied before the mark's
+ * spans are read, so a renewal drained at that pass makes the lease known
+ * again — as the audit reads it. */
 static void replay_restart(jr_state *st)
 {
     dls_judge *j = st->j;
@@ -146,7 +138,7 @@ static void replay_restart(jr_state *st)
         jl_normalize(j, l);
         bool rearm = st->rebase || !st->kept || l->medium == JL_NO_MEDIUM ||
                      !listed(&st->drained, j->media[l->medium].id) ||
-                     failed_at_resume(st, l->medium);
+                     listed(&st->errors, j->media[l->medium].id);
         if (!rearm)
             continue;
         if (st->rebase) {

@@ -786,9 +786,10 @@ static void oracle_pass(const dls_judge_pass_result *r)
     if (mk.restarted) {
         /* judge.md Restart (rev 4): a restart does not re-arm silence; the
          * first mark says so with kept when it recovered a live lease. A
-         * recovered lease becomes unknown only where its medium answered
-         * transport-error where the judge resumed it (nothing drained; a
-         * gap there is oracle_media's) — issue 12 item 17. */
+         * recovered lease becomes unknown only where its medium failed at
+         * that first pass (listed in errors; a renewal drained then makes
+         * it known again in oracle_media; a gap is oracle_media's) — issue
+         * 12 item 17. */
         bool any = false;
         for (size_t i = W.lo; i < W.nL; i++)
             any |= W.L[i].live;
@@ -797,7 +798,7 @@ static void oracle_pass(const dls_judge_pass_result *r)
         for (size_t i = W.lo; i < W.nL; i++) {
             olease *l = &W.L[i];
             int m = l->medium;
-            if (l->live && (!mk.kept || (mk.error[m] && mk.drained[m] == W.log[m].read_to))) {
+            if (l->live && (!mk.kept || mk.error[m])) {
                 l->unknown = true;
                 l->resumed = W.now;
             }
