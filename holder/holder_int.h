@@ -27,4 +27,112 @@ uint64_t dls_holder_due_of(uint64_t observed, bool renewed, uint64_t last_renewa
  * ("3 s", "1600 ms", "0 ns") into buf[cap] (always NUL-terminated). */
 void dls_holder_fmt_ns(char *buf, size_t cap, uint64_t ns);
 
+/* ---- the holder's state, shared by holder.c, assembly.c and journal.c ---- */
+
+#include <stdio.h>
+#include <string.h>
+
+#include "daolease/attrib.h"
+#include "daolease/stream.h"
+
+#define PROP_ID_LEN 16
+#define PROP_ENC_LEN (2 + PROP_ID_LEN) /* bin 8 header + 16 bytes */
+/* An envelope around a lease fact: the fact, the author, a sig, the keys. */
+#define ENV_MAX (DLS_FACT_MAX + 256)
+
+typedef struct hprop {
+    uint64_t handle;
+    uint64_t seq;
+    uint8_t id[PROP_ENC_LEN]; /* the encoded proposal value, as written */
+} hprop;
+
+typedef struct hlease {
+    uint64_t id;
+    uint64_t proposal;
+    dls_holder_lease_state state;
+    uint8_t *subject;
+    size_t subject_len;
+    dls_mode mode;
+    dls_duration duration, max;
+    bool has_max;
+    uint64_t interval;
+    uint64_t observed;
+    bool renewed;
+    uint64_t last_renewal;
+    uint64_t seq;
+    bool failed;          /* the last renewal attempt failed ... */
+    uint64_t failed_at;   /* ... at this reading */
+    bool commit;
+} hlease;
+
+struct dls_holder {
+    char name[DLS_ID_MAX + 1];
+    size_t name_len;
+    char grantor[DLS_ID_MAX + 1];
+    size_t grantor_len;
+    char tick_party[DLS_ID_MAX + 1];
+    size_t tick_party_len;
+    const dls_secret *secret;
+    dls_medium *medium;
+    uint8_t medium_id[DLS_MEDIUM_ID_LEN];
+    dls_cursor *journal;
+    dls_resolver *jres;
+    dls_cursor *ticks;
+    dls_resolver *tres;
+    dls_holder_settings s;
+    dls_holder_callbacks cb;
+    void *ud;
+
+    bool has_now;
+    uint64_t now;
+    bool ticks_ended;
+    bool journal_ended;
+    uint64_t prop_seq;
+    uint64_t next_handle;
+    uint64_t max_seen;
+    uint64_t own_floor; /* the largest lease id in its own renewals and releases
+                           read back at assembly: leases of an earlier run */
+
+    hprop *props;
+    size_t nprops;
+    hlease *leases;
+    size_t nleases;
+
+    dls_holder_event *ev;
+    size_t nev, evcap;
+    uint64_t events_lost;
+
+    char msg[DLS_HOLDER_TEXT_MAX];
+    uint8_t fact[DLS_FACT_MAX];
+    uint8_t env[ENV_MAX];
+};
+
+static inline bool hld_bytes_is(dls_bytes b, const char *s, size_t n)
+{
+    return b.n == n && (n == 0 || memcmp(b.p, s, n) == 0);
+}
+
+/* Writes text into msg[cap] when msg is not NULL. */
+static inline void hld_say(char *msg, size_t cap, const char *text)
+{
+    if (msg && cap > 0)
+        snprintf(msg, cap, "%s", text);
+}
+
+/* Events of the current step (holder.c). */
+dls_holder_event *hld_event_push(dls_holder *h, dls_holder_event_kind kind,
+                                 uint64_t lease, uint64_t proposal);
+void hld_event_text(dls_holder_event *e, const void *p, size_t n);
+
+/* The tracked lease / outstanding proposal tables (holder.c). */
+hlease *hld_find_lease(dls_holder *h, uint64_t id);
+const hlease *hld_find_lease_c(const dls_holder *h, uint64_t id);
+void hld_drop_lease(dls_holder *h, hlease *l);
+hprop *hld_find_prop(dls_holder *h, dls_bytes enc);
+void hld_drop_prop(dls_holder *h, hprop *p);
+uint64_t hld_lease_bound(const hlease *l);
+
+/* Step 3: drains the grantor's journal (journal.c). */
+void hld_drain_journal(dls_holder *h, dls_holder_result *r);
+
 #endif
