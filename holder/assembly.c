@@ -50,7 +50,7 @@ void dls_holder_settings_default(dls_holder_settings *s)
  * grew on them). Only records attributed to this holder count (a forged huge
  * seq or lease id on the medium must not exhaust the holder's seq space or
  * raise its floor). */
-static int read_own_seq(dls_holder *h, char *msg, size_t cap)
+static int read_own_seq(dls_holder *h, dls_where *w)
 {
     dls_keyring *kr = NULL;
     dls_resolver *r = NULL;
@@ -71,16 +71,18 @@ static int read_own_seq(dls_holder *h, char *msg, size_t cap)
         rc = dls_cursor_new(&c, h->medium, 0);
     while (rc == 0) {
         dls_record rec;
-        dls_where w;
-        dls_next nx = dls_cursor_next(c, &rec, &w);
+        dls_where cw;
+        dls_next nx = dls_cursor_next(c, &rec, &cw);
         if (nx == DLS_NEXT_BLOCKED || nx == DLS_NEXT_END)
             break;
         if (nx == DLS_NEXT_GAP)
             continue;
         if (nx == DLS_NEXT_ERROR) {
             rc = DLS_ERR_TRANSPORT;
-            hld_say(msg, cap, "holder: its own medium cannot be read back for its last "
-                          "proposal seq (transport-error)");
+            hld_where(w, "holder: its own medium cannot be read back for its last "
+                         "proposal seq (transport-error)");
+            if (w)
+                w->offset = dls_cursor_position(c);
             break;
         }
         dls_attribution a;
@@ -99,39 +101,38 @@ static int read_own_seq(dls_holder *h, char *msg, size_t cap)
     dls_cursor_del(c);
     dls_resolver_del(r);
     dls_keyring_del(kr);
-    if (rc != 0 && msg && cap > 0 && msg[0] == '\0')
-        snprintf(msg, cap, "holder: reading back its own medium failed: %s",
-                 dls_strerror(rc));
+    if (rc != 0 && w && !w->reason)
+        w->reason = "holder: reading back its own medium failed";
     return rc;
 }
 
-static int check_parts(const dls_holder_parts *p, dls_holder *h, char *msg, size_t cap)
+static int check_parts(const dls_holder_parts *p, dls_holder *h, dls_where *w)
 {
     if (!p || !p->medium || !p->journal || !p->ticks) {
-        hld_say(msg, cap, "holder: a medium, a journal cursor and a tick cursor are required");
+        hld_where(w, "holder: a medium, a journal cursor and a tick cursor are required");
         return DLS_ERR_INVAL;
     }
     if (!valid_name(p->name, &h->name_len) || !valid_name(p->grantor, &h->grantor_len) ||
         !valid_name(p->tick_party, &h->tick_party_len)) {
-        hld_say(msg, cap, "holder: the holder, grantor and tick party names must be 1-64 "
+        hld_where(w, "holder: the holder, grantor and tick party names must be 1-64 "
                       "bytes of 0x21-0x7E or 0x80-0xFF");
         return DLS_ERR_INVAL;
     }
     if (p->secret && strcmp(dls_secret_name(p->secret), p->name) != 0) {
-        hld_say(msg, cap, "holder: the secret belongs to another party than the holder's name");
+        hld_where(w, "holder: the secret belongs to another party than the holder's name");
         return DLS_ERR_INVAL;
     }
     int rc = dls_resolver_check(p->journal_resolver,
                                 dls_medium_id(dls_cursor_medium(p->journal)));
     if (rc != 0) {
-        hld_say(msg, cap, rc == DLS_ERR_NORESOLVER
+        hld_where(w, rc == DLS_ERR_NORESOLVER
                           ? "holder: the journal has no resolver"
                           : "holder: the journal's resolver is bound to another medium");
         return rc;
     }
     rc = dls_resolver_check(p->tick_resolver, dls_medium_id(dls_cursor_medium(p->ticks)));
     if (rc != 0) {
-        hld_say(msg, cap, rc == DLS_ERR_NORESOLVER
+        hld_where(w, rc == DLS_ERR_NORESOLVER
                           ? "holder: the tick cursor has no resolver"
                           : "holder: the tick resolver is bound to another medium");
         return rc;
@@ -141,17 +142,17 @@ static int check_parts(const dls_holder_parts *p, dls_holder *h, char *msg, size
 
 int dls_holder_new(dls_holder **out, const dls_holder_parts *parts,
                    const dls_holder_settings *s, const dls_holder_callbacks *cb,
-                   void *user_data, char *msg, size_t msg_cap)
+                   void *user_data, dls_where *w)
 {
-    if (msg && msg_cap > 0)
-        msg[0] = '\0';
+    if (w)
+        memset(w, 0, sizeof *w);
     if (!out) {
-        hld_say(msg, msg_cap, "holder: out is NULL");
+        hld_where(w, "holder: out is NULL");
         return DLS_ERR_INVAL;
     }
     *out = NULL;
     if (sodium_init() < 0) {
-        hld_say(msg, msg_cap, "holder: libsodium failed to initialise");
+        hld_where(w, "holder: libsodium failed to initialise");
         return DLS_ERR_SODIUM;
     }
     dls_holder_settings def;
@@ -162,16 +163,16 @@ int dls_holder_new(dls_holder **out, const dls_holder_parts *parts,
     if (s->max_proposals == 0 || s->max_leases == 0 ||
         s->max_proposals > 1u << 20 || s->max_leases > 1u << 20 ||
         s->renew_interval_ns > DLS_NS_MAX) {
-        hld_say(msg, msg_cap, "holder: settings out of range (max_proposals and max_leases "
+        hld_where(w, "holder: settings out of range (max_proposals and max_leases "
                           "1..2^20, renew_interval_ns <= 2^63-1)");
         return DLS_ERR_INVAL;
     }
     dls_holder *h = calloc(1, sizeof *h);
     if (!h) {
-        hld_say(msg, msg_cap, "holder: out of memory");
+        hld_where(w, "holder: out of memory");
         return DLS_ERR_NOMEM;
     }
-    int rc = check_parts(parts, h, msg, msg_cap);
+    int rc = check_parts(parts, h, w);
     if (rc != 0) {
         free(h);
         return rc;
@@ -179,7 +180,7 @@ int dls_holder_new(dls_holder **out, const dls_holder_parts *parts,
     rc = dls_holder_sizing_check(s, 0, 0,
                                  dls_medium_retention(parts->medium) ==
                                      DLS_RETAIN_EVICT_OLDEST,
-                                 msg, msg_cap);
+                                 w);
     if (rc != 0) {
         free(h);
         return rc;
@@ -201,11 +202,11 @@ int dls_holder_new(dls_holder **out, const dls_holder_parts *parts,
     h->props = calloc(s->max_proposals, sizeof *h->props);
     h->leases = calloc(s->max_leases, sizeof *h->leases);
     if (!h->props || !h->leases) {
-        hld_say(msg, msg_cap, "holder: out of memory");
+        hld_where(w, "holder: out of memory");
         dls_holder_del(h);
         return DLS_ERR_NOMEM;
     }
-    rc = read_own_seq(h, msg, msg_cap);
+    rc = read_own_seq(h, w);
     if (rc != 0) {
         dls_holder_del(h);
         return rc;

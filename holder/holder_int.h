@@ -27,6 +27,12 @@ uint64_t dls_holder_due_of(uint64_t observed, bool renewed, uint64_t last_renewa
  * ("3 s", "1600 ms", "0 ns") into buf[cap] (always NUL-terminated). */
 void dls_holder_fmt_ns(char *buf, size_t cap, uint64_t ns);
 
+/* The sizing relations of holder.md (dls_holder_sizing_check): 0, or
+ * DLS_ERR_SIZING with the numbers written to buf[cap] (may be NULL) and
+ * *relation the first that failed (1-5); DLS_ERR_INVAL when s is NULL. */
+int hld_sizing_text(const dls_holder_settings *s, uint64_t duration_ns, uint64_t max_ns,
+                    bool evicts, char *buf, size_t cap, int *relation);
+
 /* ---- the holder's state, shared by holder.c, assembly.c and journal.c ---- */
 
 #include <stdio.h>
@@ -117,6 +123,13 @@ static inline void hld_say(char *msg, size_t cap, const char *text)
 {
     if (msg && cap > 0)
         snprintf(msg, cap, "%s", text);
+}
+
+/* Fills w (may be NULL) with a static reason. */
+static inline void hld_where(dls_where *w, const char *reason)
+{
+    if (w)
+        w->reason = reason;
 }
 
 /* Events of the current step (holder.c). */

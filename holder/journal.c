@@ -104,8 +104,9 @@ static void on_grant(dls_holder *h, const dls_fact *f, dls_holder_result *r)
     l->interval = dls_holder_interval_for(&h->s, l->duration.ns);
     l->observed = h->now; /* the reading at which the grant was observed */
     hld_event_push(h, DLS_HOLDER_GRANTED, id, handle);
-    if (dls_holder_sizing_check(&h->s, l->duration.ns, l->has_max ? l->max.ns : 0,
-                                false, h->msg, sizeof h->msg) != 0)
+    int rel;
+    if (hld_sizing_text(&h->s, l->duration.ns, l->has_max ? l->max.ns : 0, false, h->msg,
+                        sizeof h->msg, &rel) != 0)
         warn_sizing(h, id, handle);
 }
 

@@ -290,10 +290,10 @@ static dls_holder_parts fx_holder_parts(fx *f)
 static void fx_start(fx *f)
 {
     dls_holder_parts p = fx_holder_parts(f);
-    char msg[DLS_HOLDER_TEXT_MAX];
-    int rc = dls_holder_new(&f->h, &p, &f->s, &f->cb, f, msg, sizeof msg);
+    dls_where w;
+    int rc = dls_holder_new(&f->h, &p, &f->s, &f->cb, f, &w);
     if (rc != 0)
-        fail_msg("dls_holder_new: %s: %s", dls_strerror(rc), msg);
+        fail_msg("dls_holder_new: %s: %s", dls_strerror(rc), w.reason);
 }
 
 static fx *fx_new(void)
@@ -554,11 +554,11 @@ static void test_sizing_relations(void **state)
     dls_holder_settings s;
     dls_holder_settings_default(&s);
     char msg[DLS_HOLDER_TEXT_MAX];
-    assert_int_equal(dls_holder_sizing_check(&s, 3 * S, 0, false, msg, sizeof msg), 0);
+    assert_int_equal(dls_holder_sizing_explain(&s, 3 * S, 0, false, msg, sizeof msg), 0);
     assert_string_equal(msg, "");
     /* relation 1: duration > 2 x interval */
     s.renew_interval_ns = 1500 * MS;
-    assert_int_equal(dls_holder_sizing_check(&s, 3 * S, 0, false, msg, sizeof msg),
+    assert_int_equal(dls_holder_sizing_explain(&s, 3 * S, 0, false, msg, sizeof msg),
                      DLS_ERR_SIZING);
     assert_non_null(strstr(msg, "3 s"));
     assert_non_null(strstr(msg, "1500 ms"));
@@ -566,38 +566,81 @@ static void test_sizing_relations(void **state)
     /* relation 2: interval + tick period < duration / 2 */
     s.renew_interval_ns = 1 * S;
     s.tick_period_ns = 500 * MS;
-    assert_int_equal(dls_holder_sizing_check(&s, 3 * S, 0, false, msg, sizeof msg),
+    assert_int_equal(dls_holder_sizing_explain(&s, 3 * S, 0, false, msg, sizeof msg),
                      DLS_ERR_SIZING);
     assert_non_null(strstr(msg, "1 s"));
     assert_non_null(strstr(msg, "500 ms"));
     assert_non_null(strstr(msg, "1500 ms"));
     assert_non_null(strstr(msg, "half the duration 3 s"));
     s.tick_period_ns = 499 * MS;
-    assert_int_equal(dls_holder_sizing_check(&s, 3 * S, 0, false, msg, sizeof msg), 0);
+    assert_int_equal(dls_holder_sizing_explain(&s, 3 * S, 0, false, msg, sizeof msg), 0);
     /* the default interval: a third; relation 2 fails once tick >= d/6 */
     s.renew_interval_ns = 0;
     s.tick_period_ns = 500 * MS;
-    assert_int_equal(dls_holder_sizing_check(&s, 3 * S, 0, false, msg, sizeof msg),
+    assert_int_equal(dls_holder_sizing_explain(&s, 3 * S, 0, false, msg, sizeof msg),
                      DLS_ERR_SIZING);
     assert_non_null(strstr(msg, "default"));
     /* exact boundary: interval + tick == d/2 is not below it */
     s.renew_interval_ns = 1000;
     s.tick_period_ns = 500;
-    assert_int_equal(dls_holder_sizing_check(&s, 3000, 0, false, NULL, 0), DLS_ERR_SIZING);
-    assert_int_equal(dls_holder_sizing_check(&s, 3001, 0, false, NULL, 0), 0);
+    assert_int_equal(dls_holder_sizing_explain(&s, 3000, 0, false, NULL, 0), DLS_ERR_SIZING);
+    assert_int_equal(dls_holder_sizing_explain(&s, 3001, 0, false, NULL, 0), 0);
     /* retention window vs judge lag, on an evicting medium only */
     dls_holder_settings_default(&s);
     s.retention_ns = 2 * S;
     s.judge_lag_ns = 2 * S;
-    assert_int_equal(dls_holder_sizing_check(&s, 0, 0, false, msg, sizeof msg), 0);
-    assert_int_equal(dls_holder_sizing_check(&s, 0, 0, true, msg, sizeof msg),
+    assert_int_equal(dls_holder_sizing_explain(&s, 0, 0, false, msg, sizeof msg), 0);
+    assert_int_equal(dls_holder_sizing_explain(&s, 0, 0, true, msg, sizeof msg),
                      DLS_ERR_SIZING);
     assert_non_null(strstr(msg, "retention window 2 s"));
     assert_non_null(strstr(msg, "lag 2 s"));
     s.retention_ns = 2 * S + 1;
-    assert_int_equal(dls_holder_sizing_check(&s, 0, 0, true, msg, sizeof msg), 0);
-    assert_int_equal(dls_holder_sizing_check(NULL, 0, 0, true, msg, sizeof msg),
+    assert_int_equal(dls_holder_sizing_explain(&s, 0, 0, true, msg, sizeof msg), 0);
+    assert_int_equal(dls_holder_sizing_explain(NULL, 0, 0, true, msg, sizeof msg),
                      DLS_ERR_INVAL);
+}
+
+/* issue 14 item 6: the sizing check fills a dls_where (the relation's number
+ * in w.rule, a static reason); holder.md rev 4 relation 5 (confirmation):
+ * interval + judge lag + journal read lag + tick period < duration. */
+static void test_sizing_where_and_confirmation(void **state)
+{
+    (void)state;
+    dls_holder_settings s;
+    dls_holder_settings_default(&s);
+    dls_where w;
+    char msg[DLS_HOLDER_TEXT_MAX];
+    s.renew_interval_ns = 1500 * MS;
+    assert_int_equal(dls_holder_sizing_check(&s, 3 * S, 0, false, &w), DLS_ERR_SIZING);
+    assert_int_equal(w.rule, 1);
+    assert_non_null(w.reason);
+    s.renew_interval_ns = 1 * S;
+    s.tick_period_ns = 500 * MS;
+    assert_int_equal(dls_holder_sizing_check(&s, 3 * S, 0, false, &w), DLS_ERR_SIZING);
+    assert_int_equal(w.rule, 2);
+    /* relation 5: 1 s + 1 s judge lag + 500 ms read lag + 400 ms tick = 2.9 s < 3 s */
+    s.tick_period_ns = 400 * MS;
+    s.judge_lag_ns = 1 * S;
+    s.journal_lag_ns = 500 * MS;
+    assert_int_equal(dls_holder_sizing_check(&s, 3 * S, 0, false, &w), 0);
+    assert_null(w.reason);
+    assert_int_equal(w.rule, 0);
+    /* ... 600 ms read lag: 3 s is not below 3 s */
+    s.journal_lag_ns = 600 * MS;
+    assert_int_equal(dls_holder_sizing_check(&s, 3 * S, 0, false, &w), DLS_ERR_SIZING);
+    assert_int_equal(w.rule, 5);
+    assert_non_null(strstr(w.reason, "confirmed"));
+    assert_int_equal(dls_holder_sizing_explain(&s, 3 * S, 0, false, msg, sizeof msg),
+                     DLS_ERR_SIZING);
+    assert_non_null(strstr(msg, "interval 1 s"));
+    assert_non_null(strstr(msg, "lag 1 s"));
+    assert_non_null(strstr(msg, "read lag 600 ms"));
+    assert_non_null(strstr(msg, "tick period 400 ms"));
+    assert_non_null(strstr(msg, "is 3 s, not below the duration 3 s"));
+    /* relation 5 needs a duration: never checked at assembly */
+    assert_int_equal(dls_holder_sizing_check(&s, 0, 0, false, &w), 0);
+    assert_int_equal(dls_holder_sizing_check(NULL, 0, 0, false, &w), DLS_ERR_INVAL);
+    assert_non_null(w.reason);
 }
 
 /* holder.md "Sizing", tolerance: the worked example of docs/holder.md. */
@@ -620,9 +663,9 @@ static void test_tolerance_worked_example(void **state)
     s.tick_period_ns = 20 * MS;
     s.tolerance = t;
     char msg[DLS_HOLDER_TEXT_MAX];
-    assert_int_equal(dls_holder_sizing_check(&s, 3 * S, 600 * S, false, msg, sizeof msg), 0);
+    assert_int_equal(dls_holder_sizing_explain(&s, 3 * S, 600 * S, false, msg, sizeof msg), 0);
     /* a longer max needs more than the judge's 250 ms */
-    assert_int_equal(dls_holder_sizing_check(&s, 3 * S, 1200 * S, false, msg, sizeof msg),
+    assert_int_equal(dls_holder_sizing_explain(&s, 3 * S, 1200 * S, false, msg, sizeof msg),
                      DLS_ERR_SIZING);
     assert_non_null(strstr(msg, "250 ms"));
     assert_non_null(strstr(msg, "370 ms"));
@@ -778,34 +821,37 @@ static void test_assembly_refusals(void **state)
     fx *f = fx_parts();
     dls_holder *h = NULL;
     char msg[DLS_HOLDER_TEXT_MAX];
+    dls_where w;
     dls_holder_parts p = fx_holder_parts(f);
     p.journal_resolver = NULL;
-    assert_int_equal(dls_holder_new(&h, &p, NULL, NULL, NULL, msg, sizeof msg),
+    assert_int_equal(dls_holder_new(&h, &p, NULL, NULL, NULL, &w),
                      DLS_ERR_NORESOLVER);
-    assert_non_null(strstr(msg, "journal"));
+    /* issue 14 item 6: assembly errors fill a dls_where */
+    assert_non_null(w.reason);
+    assert_non_null(strstr(w.reason, "journal"));
     p = fx_holder_parts(f);
     p.journal_resolver = f->tres; /* bound to the tick medium */
-    assert_int_equal(dls_holder_new(&h, &p, NULL, NULL, NULL, msg, sizeof msg),
+    assert_int_equal(dls_holder_new(&h, &p, NULL, NULL, NULL, &w),
                      DLS_ERR_RESOLVER_MEDIUM);
     p = fx_holder_parts(f);
     p.tick_resolver = f->jres;
-    assert_int_equal(dls_holder_new(&h, &p, NULL, NULL, NULL, msg, sizeof msg),
+    assert_int_equal(dls_holder_new(&h, &p, NULL, NULL, NULL, &w),
                      DLS_ERR_RESOLVER_MEDIUM);
     p = fx_holder_parts(f);
     p.tick_resolver = NULL;
-    assert_int_equal(dls_holder_new(&h, &p, NULL, NULL, NULL, msg, sizeof msg),
+    assert_int_equal(dls_holder_new(&h, &p, NULL, NULL, NULL, &w),
                      DLS_ERR_NORESOLVER);
     p = fx_holder_parts(f);
     p.secret = f->other; /* agent-9's secret for agent-3 */
-    assert_int_equal(dls_holder_new(&h, &p, NULL, NULL, NULL, msg, sizeof msg),
+    assert_int_equal(dls_holder_new(&h, &p, NULL, NULL, NULL, &w),
                      DLS_ERR_INVAL);
     p = fx_holder_parts(f);
     p.name = "bad name";
-    assert_int_equal(dls_holder_new(&h, &p, NULL, NULL, NULL, msg, sizeof msg),
+    assert_int_equal(dls_holder_new(&h, &p, NULL, NULL, NULL, &w),
                      DLS_ERR_INVAL);
     p = fx_holder_parts(f);
     p.medium = NULL;
-    assert_int_equal(dls_holder_new(&h, &p, NULL, NULL, NULL, msg, sizeof msg),
+    assert_int_equal(dls_holder_new(&h, &p, NULL, NULL, NULL, &w),
                      DLS_ERR_INVAL);
     assert_null(h);
     /* sizing at assembly: the declared tolerance cannot cover the budget */
@@ -816,7 +862,11 @@ static void test_assembly_refusals(void **state)
     s.tolerance.declared = true;
     s.tolerance.tolerance_ns = 200 * MS;
     s.tolerance.grant_flight_ns = 150 * MS;
-    assert_int_equal(dls_holder_new(&h, &p, &s, NULL, NULL, msg, sizeof msg),
+    assert_int_equal(dls_holder_new(&h, &p, &s, NULL, NULL, &w),
+                     DLS_ERR_SIZING);
+    assert_int_equal(w.rule, 3); /* the tolerance relation */
+    assert_non_null(strstr(w.reason, "tolerance"));
+    assert_int_equal(dls_holder_sizing_explain(&s, 0, 0, false, msg, sizeof msg),
                      DLS_ERR_SIZING);
     assert_non_null(strstr(msg, "200 ms"));
     assert_non_null(strstr(msg, "250 ms"));
@@ -824,7 +874,7 @@ static void test_assembly_refusals(void **state)
     dls_holder_settings_default(&s);
     s.retention_ns = 1 * S;
     s.judge_lag_ns = 3 * S;
-    assert_int_equal(dls_holder_new(&h, &p, &s, NULL, NULL, msg, sizeof msg), 0);
+    assert_int_equal(dls_holder_new(&h, &p, &s, NULL, NULL, &w), 0);
     dls_holder_del(h);
     h = NULL;
     dls_medium *ring;
@@ -832,12 +882,15 @@ static void test_assembly_refusals(void **state)
     dls_medium_settings_default(&ms);
     assert_int_equal(dls_ring_new(&ring, &ms), 0);
     p.medium = ring;
-    assert_int_equal(dls_holder_new(&h, &p, &s, NULL, NULL, msg, sizeof msg),
+    assert_int_equal(dls_holder_new(&h, &p, &s, NULL, NULL, &w),
+                     DLS_ERR_SIZING);
+    assert_int_equal(w.rule, 4); /* the retention relation */
+    assert_int_equal(dls_holder_sizing_explain(&s, 0, 0, true, msg, sizeof msg),
                      DLS_ERR_SIZING);
     assert_non_null(strstr(msg, "retention window 1 s"));
     assert_non_null(strstr(msg, "3 s"));
     s.max_leases = 0;
-    assert_int_equal(dls_holder_new(&h, &p, &s, NULL, NULL, msg, sizeof msg), DLS_ERR_INVAL);
+    assert_int_equal(dls_holder_new(&h, &p, &s, NULL, NULL, &w), DLS_ERR_INVAL);
     dls_medium_del(ring);
     fx_del(f);
 }
@@ -1846,10 +1899,9 @@ static void duo_new(duo *d, bool secret_agent)
     hs.tolerance.grant_flight_ns = 100 * MS; /* one judge cadence */
     hs.tolerance.judge_tick_ns = 50 * MS;
     hs.tolerance.skew_ppm = 0;
-    char msg[DLS_HOLDER_TEXT_MAX];
-    rc = dls_holder_new(&d->h, &p, &hs, NULL, NULL, msg, sizeof msg);
+    rc = dls_holder_new(&d->h, &p, &hs, NULL, NULL, &w);
     if (rc != 0)
-        fail_msg("dls_holder_new: %s: %s", dls_strerror(rc), msg);
+        fail_msg("dls_holder_new: %s: %s", dls_strerror(rc), w.reason);
 }
 
 static void duo_del(duo *d)
@@ -2020,10 +2072,10 @@ static void duo_restart_holder(duo *d)
         .journal = d->jcur, .journal_resolver = d->jres, .ticks = d->tcur,
         .tick_resolver = d->tres, .tick_party = TICKER,
     };
-    char msg[DLS_HOLDER_TEXT_MAX];
-    int rc = dls_holder_new(&d->h, &p, NULL, NULL, NULL, msg, sizeof msg);
+    dls_where w;
+    int rc = dls_holder_new(&d->h, &p, NULL, NULL, NULL, &w);
     if (rc != 0)
-        fail_msg("dls_holder_new: %s: %s", dls_strerror(rc), msg);
+        fail_msg("dls_holder_new: %s: %s", dls_strerror(rc), w.reason);
 }
 
 /* holder.md "Each renewal carries the next seq" and vocabulary.md "seq" (a
@@ -2115,6 +2167,7 @@ int main(void)
         cmocka_unit_test(test_bound_arithmetic),
         cmocka_unit_test(test_interval_for),
         cmocka_unit_test(test_sizing_relations),
+        cmocka_unit_test(test_sizing_where_and_confirmation),
         cmocka_unit_test(test_tolerance_worked_example),
         cmocka_unit_test(test_tick_fact),
         cmocka_unit_test(test_tick_basis),

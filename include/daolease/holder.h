@@ -86,6 +86,9 @@ typedef struct dls_holder_tolerance {
  *   judge_lag_ns        0     the judge's lag (cadence + drain time); 0 = not
  *                             declared. Retention is checked when both are
  *                             declared and the medium is evict-oldest.
+ *   journal_lag_ns      0     the journal's read lag: a mark's append → the
+ *                             holder's step reads it (relation 5); 0 = not
+ *                             declared (counted as 0)
  *   accept_unsolicited  true  accept unsolicited grants (no `proposal` key)
  *                             naming this holder whose lease id is above every
  *                             id seen in a verified grant, above lease_floor
@@ -106,6 +109,7 @@ typedef struct dls_holder_settings {
     dls_holder_tolerance tolerance;
     uint64_t retention_ns;
     uint64_t judge_lag_ns;
+    uint64_t journal_lag_ns;
     bool accept_unsolicited;
     uint64_t lease_floor;
     size_t max_proposals;
@@ -141,13 +145,26 @@ DLS_EXPORT uint64_t dls_holder_interval_for(const dls_holder_settings *s,
  *   3. the judge's tolerance covers dls_holder_tolerance_needed() (when
  *      declared; without a duration, the terms that need none);
  *   4. the medium's retention window exceeds the judge's lag (when both are
- *      declared and `evicts` is true).
- * Returns 0, or DLS_ERR_SIZING for the first relation that fails, with a
- * message naming the numbers written to msg (NUL-terminated, truncated to
- * cap; msg may be NULL). DLS_ERR_INVAL when s is NULL. */
+ *      declared and `evicts` is true);
+ *   5. (revision 4) the interval the holder uses (dls_holder_interval_for)
+ *      plus judge_lag_ns, journal_lag_ns and tick_period_ns stays below the
+ *      duration, so that a renewal is confirmed before the bound of the one
+ *      before it (a warning at grant; never refuses a proposal).
+ * Returns 0, or DLS_ERR_SIZING for the first relation that fails: w (may be
+ * NULL) gets w->rule = the relation's number (1-5) and a static w->reason;
+ * dls_holder_sizing_explain() writes the sentence naming the numbers.
+ * DLS_ERR_INVAL when s is NULL. */
 DLS_EXPORT int dls_holder_sizing_check(const dls_holder_settings *s,
                                        uint64_t duration_ns, uint64_t max_ns,
-                                       bool evicts, char *msg, size_t cap);
+                                       bool evicts, dls_where *w);
+
+/* The same check as dls_holder_sizing_check(), writing a sentence that
+ * names the numbers of the first failing relation to buf (NUL-terminated,
+ * truncated to cap; "" when all hold; buf may be NULL). DLS_HOLDER_TEXT_MAX
+ * bytes always suffice. Same return values. */
+DLS_EXPORT int dls_holder_sizing_explain(const dls_holder_settings *s,
+                                         uint64_t duration_ns, uint64_t max_ns,
+                                         bool evicts, char *buf, size_t cap);
 
 /* ---- assembly --------------------------------------------------------------- */
 
@@ -197,18 +214,19 @@ typedef struct dls_holder_callbacks {
  * judge ignores). Only records attributed to this holder count.
  * The settings and callbacks are copied; `parts` are borrowed.
  *
- * Errors: DLS_ERR_INVAL (a required part missing, a bad name, a secret
- * whose name is not `name`, settings out of range); DLS_ERR_NORESOLVER (a
- * cursor without a resolver); DLS_ERR_RESOLVER_MEDIUM (a resolver bound to
- * another medium than its cursor's); DLS_ERR_SIZING (a relation checkable
- * without a duration fails: tolerance budget or retention; the message is
- * written to msg); DLS_ERR_TRANSPORT (the holder's medium could not be read
- * back); DLS_ERR_NOMEM; DLS_ERR_SODIUM. `msg` (may be NULL) receives a
- * sentence for every error. */
+ * Errors (w, may be NULL, gets a static w->reason for every error):
+ * DLS_ERR_INVAL (a required part missing, a bad name, a secret whose name
+ * is not `name`, settings out of range); DLS_ERR_NORESOLVER (a cursor
+ * without a resolver); DLS_ERR_RESOLVER_MEDIUM (a resolver bound to another
+ * medium than its cursor's); DLS_ERR_SIZING (a relation checkable without a
+ * duration fails: tolerance budget or retention; w->rule names it, and
+ * dls_holder_sizing_explain(s, 0, 0, evicts, ...) names the numbers);
+ * DLS_ERR_TRANSPORT (the holder's medium could not be read back; w->offset
+ * the position); DLS_ERR_NOMEM; DLS_ERR_SODIUM. */
 DLS_EXPORT int dls_holder_new(dls_holder **out, const dls_holder_parts *parts,
                               const dls_holder_settings *s,
                               const dls_holder_callbacks *cb, void *user_data,
-                              char *msg, size_t msg_cap);
+                              dls_where *w);
 
 /* Frees the holder (not the borrowed parts). NULL-safe. Appends nothing:
  * a lease not released lapses by silence at the judge. */
