@@ -2,6 +2,7 @@
  * no clock — time is the newest reading on its tick cursor — and starts no
  * thread. See include/daolease/holder.h for the contract and docs/holder.md
  * for the reasoning. */
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,13 +87,14 @@ void hld_drop_prop(dls_holder *h, hprop *p)
 
 uint64_t hld_lease_bound(const hlease *l)
 {
-    return dls_holder_bound_of(l->observed, l->renewed, l->last_renewal,
+    /* holder.md rev 4: only a confirmed renewal extends the bound */
+    return dls_holder_bound_of(l->observed, l->confirmed, l->confirmed_reading,
                                l->duration.ns, l->has_max, l->max.ns);
 }
 /* ---- writing the holder's own records -------------------------------------- */
 
 /* Encodes f, seals it when the holder has a secret, appends it. */
-static int append_fact(dls_holder *h, const dls_fact *f)
+static int append_fact(dls_holder *h, const dls_fact *f, uint64_t *pos)
 {
     size_t flen = 0;
     int rc = dls_fact_encode(f, h->fact, sizeof h->fact, &flen);
@@ -107,11 +109,10 @@ static int append_fact(dls_holder *h, const dls_fact *f)
             return rc;
         rec = h->env;
     }
-    uint64_t pos;
-    return dls_medium_append(h->medium, rec, rlen, &pos, NULL);
+    return dls_medium_append(h->medium, rec, rlen, pos, NULL);
 }
 
-static int append_renewal(dls_holder *h, uint64_t lease, uint64_t seq)
+static int append_renewal(dls_holder *h, uint64_t lease, uint64_t seq, uint64_t *pos)
 {
     dls_fact f;
     memset(&f, 0, sizeof f);
@@ -119,7 +120,7 @@ static int append_renewal(dls_holder *h, uint64_t lease, uint64_t seq)
     f.keys = DLS_K_LEASE | DLS_K_SEQ;
     f.lease = lease;
     f.seq = seq;
-    return append_fact(h, &f);
+    return append_fact(h, &f, pos);
 }
 
 static int append_release(dls_holder *h, uint64_t lease, bool commit)
@@ -130,7 +131,8 @@ static int append_release(dls_holder *h, uint64_t lease, bool commit)
     f.keys = DLS_K_LEASE | (commit ? DLS_K_COMMIT : 0u);
     f.lease = lease;
     f.commit = commit;
-    return append_fact(h, &f);
+    uint64_t pos;
+    return append_fact(h, &f, &pos);
 }
 
 /* ---- proposing ------------------------------------------------------------------ */
@@ -192,7 +194,8 @@ int dls_holder_propose(dls_holder *h, const uint8_t *subject, size_t subject_len
     f.subject.p = subject;
     f.subject.n = subject_len;
     f.seq = p.seq;
-    int rc = append_fact(h, &f);
+    uint64_t pos;
+    int rc = append_fact(h, &f, &pos);
     if (rc != 0) {
         snprintf(h->msg, sizeof h->msg, "propose: the append failed: %s", dls_strerror(rc));
         return rc;
@@ -239,6 +242,46 @@ static void drain_ticks(dls_holder *h, dls_holder_result *r)
     }
 }
 
+void hld_lose(dls_holder *h, hlease *l, const char *why)
+{
+    l->state = DLS_HOLDER_AT_BOUND;
+    l->bound_unreported = false;
+    l->npend = 0;
+    dls_holder_event *e = hld_event_push(h, DLS_HOLDER_BOUND, l->id, l->proposal);
+    hld_event_text(e, why, strlen(why));
+}
+
+/* Why a lease reached its bound, naming how far behind confirmation is
+ * (holder.md rev 4: the agent can see the cause when it must stop). */
+static void bound_text(const dls_holder *h, const hlease *l, char *buf, size_t cap)
+{
+    if (h->ticks_ended) {
+        snprintf(buf, cap, "the tick stream ended: the holder cannot measure time");
+        return;
+    }
+    char pos[48] = "none";
+    if (h->has_confirmed_pos)
+        snprintf(pos, sizeof pos, "%" PRIu64, h->confirmed_pos);
+    if (l->has_max && h->now >= dls_add_sat(l->observed, l->max.ns) &&
+        dls_add_sat(l->observed, l->max.ns) <= hld_lease_bound(l)) {
+        snprintf(buf, cap, "reached max after the grant observed at reading %" PRIu64,
+                 l->observed);
+        return;
+    }
+    snprintf(buf, cap,
+             "reached its bound: the bound runs from reading %" PRIu64 " (%s); "
+             "newest confirmed position %s; %zu ok renewal(s) not confirmed%s",
+             l->confirmed && l->confirmed_reading > l->observed ? l->confirmed_reading
+                                                                : l->observed,
+             l->confirmed && l->confirmed_reading > l->observed
+                 ? "the newest confirmed renewal"
+                 : "the grant: no renewal confirmed",
+             pos, l->npend, l->renewed ? "" : " (no renewal answered ok)");
+    if (l->renewed && strlen(buf) + 48 < cap)
+        snprintf(buf + strlen(buf), cap - strlen(buf),
+                 ", the last at position %" PRIu64, l->last_pos);
+}
+
 /* Every held lease whose bound is at or before now stops: BOUND. */
 static void check_bounds(dls_holder *h)
 {
@@ -246,9 +289,10 @@ static void check_bounds(dls_holder *h)
         hlease *l = &h->leases[i];
         if (l->state != DLS_HOLDER_HELD)
             continue;
-        if (h->ticks_ended || h->now >= hld_lease_bound(l)) {
-            l->state = DLS_HOLDER_AT_BOUND;
-            hld_event_push(h, DLS_HOLDER_BOUND, l->id, l->proposal);
+        if (h->ticks_ended || l->bound_unreported || h->now >= hld_lease_bound(l)) {
+            char why[DLS_HOLDER_TEXT_MAX];
+            bound_text(h, l, why, sizeof why);
+            hld_lose(h, l, why);
         }
     }
 }
@@ -292,7 +336,8 @@ static void renew_due(dls_holder *h)
         }
         uint64_t seq = ++l->seq; /* every attempt takes a fresh seq */
         uint64_t before = h->now; /* the reading taken before the append */
-        int rc = append_renewal(h, l->id, seq);
+        uint64_t pos = 0;
+        int rc = append_renewal(h, l->id, seq, &pos);
         dls_holder_event *e = hld_event_push(
             h, rc == 0 ? DLS_HOLDER_RENEWED : DLS_HOLDER_RENEWAL_FAILED, l->id, l->proposal);
         if (e) {
@@ -301,8 +346,15 @@ static void renew_due(dls_holder *h)
         }
         if (rc == 0) {
             l->renewed = true;
-            l->last_renewal = before;
+            l->last_renewal = before; /* the schedule runs from ok appends */
+            l->last_pos = pos;
             l->failed = false;
+            /* the bound waits for a mark to confirm it (holder.md rev 4) */
+            if (l->npend == HLD_PENDING_MAX) {
+                memmove(l->pend, l->pend + 1, (HLD_PENDING_MAX - 1) * sizeof l->pend[0]);
+                l->npend--;
+            }
+            l->pend[l->npend++] = (hpend){pos, before};
         } else {
             l->failed = true;
             l->failed_at = before;
@@ -362,9 +414,15 @@ bool dls_holder_may_act(dls_holder *h, uint64_t lease)
     if (!h)
         return false;
     drain_ticks(h, NULL);
-    const hlease *l = hld_find_lease(h, lease);
-    return l && l->state == DLS_HOLDER_HELD && h->has_now && !h->ticks_ended &&
-           h->now < hld_lease_bound(l);
+    hlease *l = hld_find_lease(h, lease);
+    if (!l || l->state != DLS_HOLDER_HELD || l->bound_unreported)
+        return false;
+    if (h->has_now && !h->ticks_ended && h->now < hld_lease_bound(l))
+        return true;
+    /* false once is false for good (holder.md rev 4: a lost lease never
+     * revives); the next step reports BOUND */
+    l->bound_unreported = true;
+    return false;
 }
 
 int dls_holder_remaining(dls_holder *h, uint64_t lease, uint64_t *ns)
@@ -375,7 +433,7 @@ int dls_holder_remaining(dls_holder *h, uint64_t lease, uint64_t *ns)
     const hlease *l = hld_find_lease(h, lease);
     if (!l)
         return DLS_ERR_NO_LEASE;
-    *ns = (l->state == DLS_HOLDER_HELD && !h->ticks_ended)
+    *ns = (l->state == DLS_HOLDER_HELD && !l->bound_unreported && !h->ticks_ended)
               ? dls_sub_floor(hld_lease_bound(l), h->now)
               : 0;
     return 0;
@@ -436,7 +494,20 @@ int dls_holder_lease_info(const dls_holder *h, uint64_t lease, dls_holder_lease 
     info->last_renewal = l->last_renewal;
     info->seq = l->seq;
     info->bound = hld_lease_bound(l);
+    info->confirmed = l->confirmed;
+    info->confirmed_renewal = l->confirmed_reading;
+    info->last_position = l->last_pos;
+    info->unconfirmed = l->npend;
     return 0;
+}
+
+bool dls_holder_confirmed_position(const dls_holder *h, uint64_t *pos)
+{
+    if (!h || !h->has_confirmed_pos)
+        return false;
+    if (pos)
+        *pos = h->confirmed_pos;
+    return true;
 }
 
 uint64_t dls_holder_proposal_seq(const dls_holder *h)

@@ -52,6 +52,15 @@ typedef struct hprop {
     uint8_t id[PROP_ENC_LEN]; /* the encoded proposal value, as written */
 } hprop;
 
+/* Ok renewals a pass mark has not confirmed yet, per lease: the newest are
+ * kept (dropping the oldest only loses a confirmation: the safe side). */
+#define HLD_PENDING_MAX 16
+
+typedef struct hpend {
+    uint64_t pos;     /* the renewal's position on the holder's medium */
+    uint64_t reading; /* the reading taken before its append */
+} hpend;
+
 typedef struct hlease {
     uint64_t id;
     uint64_t proposal;
@@ -69,6 +78,13 @@ typedef struct hlease {
     bool failed;          /* the last renewal attempt failed ... */
     uint64_t failed_at;   /* ... at this reading */
     bool commit;
+    /* holder.md rev 4, confirmed renewals: the bound extends only from these */
+    bool confirmed;             /* a renewal was confirmed by a verified mark */
+    uint64_t confirmed_reading; /* the reading before the newest confirmed one */
+    uint64_t last_pos;          /* the position of the last ok renewal */
+    hpend pend[HLD_PENDING_MAX];
+    size_t npend;
+    bool bound_unreported;      /* may_act found the bound: BOUND at the next step */
 } hlease;
 
 struct dls_holder {
@@ -98,6 +114,11 @@ struct dls_holder {
     uint64_t max_seen;
     uint64_t own_floor; /* the largest lease id in its own renewals and releases
                            read back at assembly: leases of an earlier run */
+    /* confirmation (holder.md rev 4) */
+    bool has_confirmed_pos;
+    uint64_t confirmed_pos;   /* own medium's drained position, newest verified mark */
+    bool staged;              /* a mark's drained entry waits for the mark's end */
+    uint64_t stage_pass, stage_d;
 
     hprop *props;
     size_t nprops;
@@ -147,5 +168,9 @@ uint64_t hld_lease_bound(const hlease *l);
 
 /* Step 3: drains the grantor's journal (journal.c). */
 void hld_drain_journal(dls_holder *h, dls_holder_result *r);
+
+/* The lease is lost for good (holder.md rev 4): AT_BOUND, a BOUND event
+ * whose text says why (holder.c). */
+void hld_lose(dls_holder *h, hlease *l, const char *why);
 
 #endif

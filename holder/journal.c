@@ -1,6 +1,7 @@
 /* The holder's view of the grantor's journal (holder.md, "Observe the grant
  * before acting", "Learn of a reclaim by observing it"): step 3 of
  * dls_holder_step. Only records that concern this holder are verified. */
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,6 +9,7 @@
 #include <sodium.h>
 
 #include "holder/holder_int.h"
+#include "daolease/mark.h"
 #include "vocab/mp.h"
 
 /* True when the envelope map carries "dao.env/sig" (the grantor's records
@@ -136,6 +138,161 @@ static void on_lapsed(dls_holder *h, const dls_fact *f, dls_holder_result *r)
     hld_drop_lease(h, l);
 }
 
+/* ---- pass marks: confirmation (holder.md rev 4) ------------------------------ */
+
+/* Confirms, for every held lease, the pending renewals a mark drained past:
+ * position < d (drained is the next unread position, exclusive). The bound
+ * then runs from the newest of their readings. A lease already lost stays
+ * lost (hld_lose emptied its pending list). */
+static void confirm_upto(dls_holder *h, uint64_t d)
+{
+    if (!h->has_confirmed_pos || d > h->confirmed_pos)
+        h->confirmed_pos = d;
+    h->has_confirmed_pos = true;
+    for (size_t i = 0; i < h->nleases; i++) {
+        hlease *l = &h->leases[i];
+        size_t keep = 0;
+        for (size_t k = 0; k < l->npend; k++) {
+            hpend pe = l->pend[k];
+            if (pe.pos < d && l->state == DLS_HOLDER_HELD) {
+                if (!l->confirmed || pe.reading > l->confirmed_reading)
+                    l->confirmed_reading = pe.reading;
+                l->confirmed = true;
+            } else if (pe.pos >= d) {
+                l->pend[keep++] = pe;
+            }
+        }
+        l->npend = keep;
+    }
+}
+
+static void flush_stage(dls_holder *h)
+{
+    if (h->staged)
+        confirm_upto(h, h->stage_d);
+    h->staged = false;
+}
+
+/* Removes the pending renewals a gap on the holder's medium skipped: a
+ * renewal inside a gap was never read by the judge and is never confirmed. */
+static void drop_gap(dls_holder *h, uint64_t from, uint64_t to)
+{
+    for (size_t i = 0; i < h->nleases; i++) {
+        hlease *l = &h->leases[i];
+        size_t keep = 0;
+        for (size_t k = 0; k < l->npend; k++)
+            if (!(l->pend[k].pos >= from && l->pend[k].pos < to))
+                l->pend[keep++] = l->pend[k];
+        l->npend = keep;
+    }
+}
+
+static bool pending_below(const dls_holder *h, uint64_t d)
+{
+    for (size_t i = 0; i < h->nleases; i++)
+        for (size_t k = 0; k < h->leases[i].npend; k++)
+            if (h->leases[i].pend[k].pos < d)
+                return true;
+    return false;
+}
+
+static bool pending_in(const dls_holder *h, uint64_t from, uint64_t to)
+{
+    for (size_t i = 0; i < h->nleases; i++)
+        for (size_t k = 0; k < h->leases[i].npend; k++)
+            if (h->leases[i].pend[k].pos >= from && h->leases[i].pend[k].pos < to)
+                return true;
+    return false;
+}
+
+/* Does this mark record say anything the holder must act on? Decided on
+ * the unverified bytes, so that only such marks cost a verification. */
+static bool mark_concerns(dls_holder *h, const dls_mark_view *v)
+{
+    if (h->staged && v->continued && v->pass == h->stage_pass)
+        return true; /* it may carry the gaps of a staged mark */
+    dls_mark_list l = v->drained;
+    dls_mark_pos mp;
+    while (dls_mark_next_pos(&l, &mp))
+        if (memcmp(mp.medium, h->medium_id, DLS_MEDIUM_ID_LEN) == 0 &&
+            pending_below(h, mp.position))
+            return true;
+    l = v->gaps;
+    dls_mark_gap g;
+    while (dls_mark_next_gap(&l, &g))
+        if (memcmp(g.medium, h->medium_id, DLS_MEDIUM_ID_LEN) == 0 &&
+            pending_in(h, g.from, g.to))
+            return true;
+    l = v->due;
+    dls_mark_due du;
+    while (dls_mark_next_due(&l, &du)) {
+        const hlease *hl = hld_find_lease(h, du.lease);
+        if (hl && hl->state == DLS_HOLDER_HELD)
+            return true;
+    }
+    return false;
+}
+
+/* A verified mark record: gaps first (a renewal inside one is never
+ * confirmed), then due (a held lease named there is lost at once), then the
+ * holder's medium's drained position, applied when the mark is known to be
+ * whole: a record with room left for one more entry ends its mark (marks
+ * are filled greedily, judge.md "Journal"); otherwise the next record that
+ * is not its continuation ends it. */
+static void apply_mark(dls_holder *h, const dls_mark_view *v, size_t fact_len)
+{
+    dls_mark_list l = v->gaps;
+    dls_mark_gap g;
+    while (dls_mark_next_gap(&l, &g))
+        if (memcmp(g.medium, h->medium_id, DLS_MEDIUM_ID_LEN) == 0)
+            drop_gap(h, g.from, g.to);
+    l = v->due;
+    dls_mark_due du;
+    while (dls_mark_next_due(&l, &du)) {
+        hlease *hl = hld_find_lease(h, du.lease);
+        if (hl && hl->state == DLS_HOLDER_HELD) {
+            char why[96];
+            snprintf(why, sizeof why, "named due (%s) in the grantor's pass %" PRIu64,
+                     dls_cause_name(du.cause), v->pass);
+            hld_lose(h, hl, why);
+        }
+    }
+    l = v->drained;
+    dls_mark_pos mp;
+    while (dls_mark_next_pos(&l, &mp))
+        if (memcmp(mp.medium, h->medium_id, DLS_MEDIUM_ID_LEN) == 0) {
+            if (!h->staged || mp.position > h->stage_d)
+                h->stage_d = mp.position;
+            h->staged = true;
+            h->stage_pass = v->pass;
+        }
+    /* the largest entry (a gaps entry) with its list's key and header */
+    if (fact_len + 96 <= dls_mark_limit(h->grantor_len))
+        flush_stage(h);
+}
+
+static void on_mark(dls_holder *h, const uint8_t *p, size_t n, const dls_attribution *a0,
+                    dls_holder_result *r)
+{
+    dls_mark_view v;
+    if (dls_mark_decode(a0->fact.p, a0->fact.n, &v, NULL) != 0)
+        return; /* malformed: establishes nothing */
+    if (!(v.continued && h->staged && v.pass == h->stage_pass))
+        flush_stage(h); /* a new mark ends the staged one */
+    if (!mark_concerns(h, &v))
+        return;
+    dls_attribution a;
+    dls_resolver_attribute(h->jres, p, n, &a);
+    if (!a.attributed || a.kind != DLS_REC_ENVELOPE ||
+        !hld_bytes_is(a.author, h->grantor, h->grantor_len) || !has_sig(p, n) ||
+        dls_mark_decode(a.fact.p, a.fact.n, &v, NULL) != 0) {
+        r->forged++;
+        return;
+    }
+    r->verified++;
+    apply_mark(h, &v, a.fact.n);
+}
+
 /* One journal record: decoded first; verified only when it concerns this
  * holder (verification is the expensive part). */
 static void on_journal_record(dls_holder *h, const uint8_t *p, size_t n,
@@ -146,6 +303,11 @@ static void on_journal_record(dls_holder *h, const uint8_t *p, size_t n,
     if (a.kind != DLS_REC_ENVELOPE || a.why == DLS_WHY_MALFORMED ||
         !hld_bytes_is(a.author, h->grantor, h->grantor_len))
         return; /* bare facts and other authors never count on a journal */
+    if (dls_mark_classify(a.fact.p, a.fact.n) == DLS_MARK_REC_MARK) {
+        on_mark(h, p, n, &a, r);
+        return;
+    }
+    flush_stage(h); /* any other record ends a staged mark */
     dls_fact f;
     if (dls_fact_decode(a.fact.p, a.fact.n, &f, NULL) != 0)
         return; /* defective, or a pass mark beyond the lease-fact limit */
@@ -179,6 +341,16 @@ static void on_journal_record(dls_holder *h, const uint8_t *p, size_t n,
         on_lapsed(h, &vf, r);
 }
 
+/* holder.md rev 4: a journal cursor that answers gap or transport-error may
+ * have missed a `lapsed`: every held lease is lost at once. */
+static void lose_all(dls_holder *h, const char *why)
+{
+    h->staged = false;
+    for (size_t i = 0; i < h->nleases; i++)
+        if (h->leases[i].state == DLS_HOLDER_HELD)
+            hld_lose(h, &h->leases[i], why);
+}
+
 void hld_drain_journal(dls_holder *h, dls_holder_result *r)
 {
     size_t drained = 0;
@@ -198,12 +370,15 @@ void hld_drain_journal(dls_holder *h, dls_holder_result *r)
             break;
         case DLS_NEXT_GAP:
             r->journal_gaps++;
+            lose_all(h, "the grantor's journal answered gap: a lapsed may have been missed");
             break;
         case DLS_NEXT_END:
             h->journal_ended = true;
             break;
         case DLS_NEXT_ERROR:
             r->journal_error = DLS_ERR_TRANSPORT;
+            lose_all(h, "the grantor's journal answered transport-error: a lapsed may "
+                        "have been missed");
             return;
         case DLS_NEXT_BLOCKED:
         default:

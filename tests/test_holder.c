@@ -26,6 +26,7 @@
 #include "daolease/fact.h"
 #include "daolease/holder.h"
 #include "daolease/judge.h"
+#include "daolease/mark.h"
 #include "daolease/medium_impl.h"
 #include "daolease/stream.h"
 #include "daolease/tick.h"
@@ -49,6 +50,9 @@ typedef struct testmed {
     void (*during)(void *ctx);    /* called while an append is in flight */
     void *during_ctx;
     uint64_t appends_ok, appends_failed;
+    bool lose;                    /* appends answer ok and the record is lost:
+                                     a medium that acknowledged and then lost
+                                     it (its position is reused) */
 } testmed;
 
 typedef struct tm_cur {
@@ -68,6 +72,11 @@ static int tm_append_batch(void *impl, const uint8_t *const *recs, const size_t 
     if (m->fail) {
         m->appends_failed++;
         return m->fail;
+    }
+    if (m->lose) {
+        *first = m->n; /* acknowledged at a position the next append reuses */
+        m->appends_ok++;
+        return 0;
     }
     for (size_t i = 0; i < count; i++) {
         if (m->sealed)
@@ -213,6 +222,8 @@ typedef struct fx {
     /* the last journal record appended, for replays */
     uint8_t last_rec[DLS_FACT_MAX + 512];
     size_t last_len;
+    uint64_t pass;     /* the last pass mark number written */
+    bool auto_mark;    /* step() first writes a mark draining the holder's medium */
 } fx;
 
 static void seed32(uint8_t seed[32], const char *text)
@@ -237,6 +248,9 @@ static void on_warn(void *ud, int code, const char *message)
     snprintf(f->last_warning, sizeof f->last_warning, "%s", message);
 }
 
+/* The journal ring's capacity (a test that needs a journal gap lowers it). */
+static size_t fx_journal_cap = 100000;
+
 /* Builds the parts (media, keys, resolvers, cursors) without the holder. */
 static fx *fx_parts(void)
 {
@@ -253,8 +267,9 @@ static fx *fx_parts(void)
                      0);
     dls_medium_settings ms;
     dls_medium_settings_default(&ms);
-    ms.ring_capacity = 100000;
+    ms.ring_capacity = fx_journal_cap;
     assert_int_equal(dls_ring_new(&f->journal, &ms), 0);
+    ms.ring_capacity = 100000;
     assert_int_equal(dls_ring_new(&f->tm, &ms), 0);
     f->hm = testmed_new(&f->hmi, 0x42);
     assert_int_equal(dls_resolver_new_signed(&f->jres, dls_medium_id(f->journal), f->jkr), 0);
@@ -329,8 +344,12 @@ static void tick_at(fx *f, uint64_t ns)
     assert_int_equal(dls_tick_append(f->tick, ns), 0);
 }
 
+static void mark_all(fx *f);
+
 static void step(fx *f)
 {
+    if (f->auto_mark)
+        mark_all(f);
     int rc = dls_holder_step(f->h, &f->res);
     assert_int_equal(rc, 0);
 }
@@ -424,6 +443,54 @@ static void lapsed(fx *f, const dls_secret *signer, uint64_t id, dls_cause cause
     dls_fact r;
     dls_fact_reclaim(&r, id, cause);
     journal_put(f, &r, signer);
+}
+
+/* Appends the records of pass mark m, sealed by `signer`, to the journal
+ * (limit: the largest mark encoding; 0 = dls_mark_limit for the grantor). */
+static void journal_mark(fx *f, const dls_mark *m, const dls_secret *signer, size_t limit)
+{
+    static uint8_t buf[DLS_JOURNAL_RECORD_MAX], env[DLS_JOURNAL_RECORD_MAX + 512];
+    dls_mark_writer wr = {0};
+    size_t len;
+    if (!limit)
+        limit = dls_mark_limit(strlen(GRANTOR));
+    while (dls_mark_encode_next(m, &wr, buf, limit, &len) == 1) {
+        size_t elen;
+        assert_int_equal(dls_envelope_seal(signer, dls_medium_id(f->journal), buf, len, env,
+                                           sizeof env, &elen),
+                         0);
+        uint64_t pos;
+        assert_int_equal(dls_medium_append(f->journal, env, elen, &pos, NULL), 0);
+    }
+}
+
+/* A pass mark from the grantor at f->now whose drained entry for the
+ * holder's medium is `drained`; optionally one gap on it and one due lease. */
+static void mark_at(fx *f, uint64_t drained, bool gap, uint64_t gap_from, uint64_t gap_to,
+                    uint64_t due_lease, const dls_secret *signer)
+{
+    dls_mark_pos dp;
+    memcpy(dp.medium, dls_medium_id(f->hm), DLS_MEDIUM_ID_LEN);
+    dp.position = drained;
+    dls_mark_gap g;
+    memcpy(g.medium, dp.medium, DLS_MEDIUM_ID_LEN);
+    g.from = gap_from;
+    g.to = gap_to;
+    dls_mark_due du = {due_lease, DLS_CAUSE_POLICY};
+    dls_mark m = {
+        .pass = ++f->pass, .now_ns = f->now, .basis = {(const uint8_t *)"b", 1},
+        .tolerance_ns = 250 * MS, .cadence_ns = 100 * MS,
+        .drained = &dp, .n_drained = 1,
+        .gaps = gap ? &g : NULL, .n_gaps = gap ? 1 : 0,
+        .due = due_lease ? &du : NULL, .n_due = due_lease ? 1 : 0,
+    };
+    journal_mark(f, &m, signer, 0);
+}
+
+/* A judge that drained everything the holder wrote so far. */
+static void mark_all(fx *f)
+{
+    mark_at(f, f->hmi->n, false, 0, 0, 0, f->grantor);
 }
 
 /* Reads the next record the holder wrote to its medium: verifies it is
@@ -1151,6 +1218,7 @@ static void test_renews_at_interval(void **state)
 {
     (void)state;
     fx *f = fx_granted(1, 10 * S, 3 * S, 0); /* interval 1 s */
+    f->auto_mark = true; /* a judge confirms each renewal (holder.md rev 4) */
     holder_skip(f);
     uint64_t seq = 0;
     uint64_t renewals_at[8];
@@ -1189,9 +1257,10 @@ static void test_failed_renewals_stop_at_bound(void **state)
 {
     (void)state;
     fx *f = fx_granted(1, 10 * S, 3 * S, 0);
+    f->auto_mark = true; /* a judge confirms each renewal (holder.md rev 4) */
     tick_at(f, 11 * S);
     step(f);
-    assert_int_equal(count_events(f, DLS_HOLDER_RENEWED), 1); /* bound now 14 s */
+    assert_int_equal(count_events(f, DLS_HOLDER_RENEWED), 1); /* bound 14 s once confirmed */
     f->hmi->fail = DLS_ERR_IO;
     size_t failures = 0;
     uint64_t last_seq = 1;
@@ -1277,6 +1346,11 @@ static void test_bound_from_reading_before_append(void **state)
     dls_holder_lease li;
     assert_int_equal(dls_holder_lease_info(f->h, 1, &li), 0);
     assert_true(li.renewed && li.last_renewal == 11 * S);
+    assert_true(li.bound == 13 * S); /* not confirmed yet (holder.md rev 4) */
+    mark_all(f);
+    step(f);
+    assert_int_equal(dls_holder_lease_info(f->h, 1, &li), 0);
+    assert_true(li.confirmed && li.confirmed_renewal == 11 * S);
     assert_true(li.bound == 14 * S);
     f->hmi->fail = DLS_ERR_IO; /* no later renewal counts */
     tick_at(f, 14 * S - 1);
@@ -1295,6 +1369,7 @@ static void test_max_bound(void **state)
 {
     (void)state;
     fx *f = fx_granted(1, 10 * S, 3 * S, 5 * S);
+    f->auto_mark = true; /* a judge confirms each renewal (holder.md rev 4) */
     size_t renewed = 0;
     for (uint64_t t = 10 * S; t < 15 * S; t += 100 * MS) {
         tick_at(f, t);
@@ -1316,6 +1391,254 @@ static void test_max_bound(void **state)
     assert_int_equal(count_events(f, DLS_HOLDER_BOUND), 1);
     assert_int_equal(count_events(f, DLS_HOLDER_RENEWED), 0);
     fx_del(f);
+}
+
+/* holder.md rev 4, "Count only confirmed renewals toward the bound" and "the
+ * renewal schedule is timed from the last renewal that answered ok"; issue 12
+ * item 7. Ok renewals without a pass mark extend nothing: the holder renews
+ * on schedule and still stops at observed + duration. Before revision 4 the
+ * bound here was 15 s (the ok renewal at 12 s). */
+static void test_unconfirmed_renewals_extend_nothing(void **state)
+{
+    (void)state;
+    fx *f = fx_granted(1, 10 * S, 3 * S, 0);
+    size_t renewed = 0;
+    for (uint64_t t = 10 * S + 100 * MS; t < 13 * S; t += 100 * MS) {
+        tick_at(f, t);
+        step(f);
+        renewed += count_events(f, DLS_HOLDER_RENEWED);
+        assert_true(dls_holder_may_act(f->h, 1));
+    }
+    assert_int_equal(renewed, 2); /* at 11 s and 12 s: the schedule runs from ok appends */
+    dls_holder_lease li;
+    assert_int_equal(dls_holder_lease_info(f->h, 1, &li), 0);
+    assert_true(li.renewed && li.last_renewal == 12 * S);
+    assert_false(li.confirmed);
+    assert_int_equal(li.unconfirmed, 2);
+    assert_true(li.bound == 13 * S);
+    assert_false(dls_holder_confirmed_position(f->h, NULL));
+    tick_at(f, 13 * S);
+    assert_false(dls_holder_may_act(f->h, 1));
+    step(f);
+    const dls_holder_event *e = find_event(f, DLS_HOLDER_BOUND);
+    assert_non_null(e);
+    /* the event says how far behind confirmation is */
+    assert_non_null(strstr(e->text, "no renewal confirmed"));
+    assert_non_null(strstr(e->text, "2 ok renewal(s) not confirmed"));
+    /* a lost lease never revives: a mark confirming both renewals now
+     * changes nothing */
+    mark_all(f);
+    tick_at(f, 13 * S + 100 * MS);
+    step(f);
+    assert_false(dls_holder_may_act(f->h, 1));
+    assert_int_equal(count_events(f, DLS_HOLDER_RENEWED), 0);
+    assert_int_equal(dls_holder_lease_info(f->h, 1, &li), 0);
+    assert_int_equal(li.state, DLS_HOLDER_AT_BOUND);
+    assert_false(li.confirmed);
+    fx_del(f);
+}
+
+/* holder.md rev 4: confirmed by a verified mark whose drained entry for the
+ * holder's medium is BEYOND the renewal's position (drained is exclusive);
+ * a mark signed by another key confirms nothing. */
+static void test_confirmation_by_position(void **state)
+{
+    (void)state;
+    fx *f = fx_granted(1, 10 * S, 3 * S, 0);
+    tick_at(f, 11 * S);
+    step(f);
+    assert_int_equal(count_events(f, DLS_HOLDER_RENEWED), 1);
+    dls_holder_lease li;
+    assert_int_equal(dls_holder_lease_info(f->h, 1, &li), 0);
+    uint64_t p = li.last_position;
+    assert_true(p == f->hmi->n - 1);
+    /* drained == p: the judge has not read the renewal yet */
+    tick_at(f, 11 * S + 100 * MS);
+    mark_at(f, p, false, 0, 0, 0, f->grantor);
+    step(f);
+    assert_int_equal(dls_holder_lease_info(f->h, 1, &li), 0);
+    assert_false(li.confirmed);
+    assert_true(li.bound == 13 * S);
+    uint64_t cp = 99;
+    assert_false(dls_holder_confirmed_position(f->h, &cp)); /* nothing pending below p */
+    /* a forger's mark draining past it: counted forged, confirms nothing */
+    mark_at(f, p + 1, false, 0, 0, 0, f->forger);
+    step(f);
+    assert_true(f->res.forged == 1);
+    assert_int_equal(dls_holder_lease_info(f->h, 1, &li), 0);
+    assert_false(li.confirmed);
+    /* the grantor's mark draining past it confirms it: bound from 11 s */
+    mark_at(f, p + 1, false, 0, 0, 0, f->grantor);
+    step(f);
+    assert_true(f->res.verified == 1);
+    assert_int_equal(dls_holder_lease_info(f->h, 1, &li), 0);
+    assert_true(li.confirmed && li.confirmed_renewal == 11 * S);
+    assert_int_equal(li.unconfirmed, 0);
+    assert_true(li.bound == 14 * S);
+    assert_true(dls_holder_confirmed_position(f->h, &cp));
+    assert_true(cp == p + 1);
+    fx_del(f);
+}
+
+/* holder.md rev 4: "where no gaps entry of that mark or of any mark since
+ * the append covers that position" — a renewal the judge's cursor jumped
+ * over is never confirmed, even by a later mark that drained past it. */
+static void test_confirmation_not_inside_gap(void **state)
+{
+    (void)state;
+    for (int same_mark = 0; same_mark < 2; same_mark++) {
+        fx *f = fx_granted(1, 10 * S, 3 * S, 0);
+        tick_at(f, 11 * S);
+        step(f);
+        dls_holder_lease li;
+        assert_int_equal(dls_holder_lease_info(f->h, 1, &li), 0);
+        uint64_t p = li.last_position;
+        tick_at(f, 11 * S + 100 * MS);
+        if (same_mark) {
+            mark_at(f, p + 1, true, p, p + 1, 0, f->grantor);
+        } else {
+            mark_at(f, p, true, p, p + 1, 0, f->grantor);
+            step(f);
+            mark_at(f, p + 1, false, 0, 0, 0, f->grantor);
+        }
+        step(f);
+        assert_int_equal(dls_holder_lease_info(f->h, 1, &li), 0);
+        assert_false(li.confirmed);
+        assert_int_equal(li.unconfirmed, 0);
+        assert_true(li.bound == 13 * S);
+        /* the next renewal, read by the judge, is confirmed as usual */
+        tick_at(f, 12 * S);
+        step(f);
+        assert_int_equal(count_events(f, DLS_HOLDER_RENEWED), 1);
+        mark_all(f);
+        tick_at(f, 12 * S + 100 * MS);
+        step(f);
+        assert_int_equal(dls_holder_lease_info(f->h, 1, &li), 0);
+        assert_true(li.confirmed && li.confirmed_renewal == 12 * S);
+        assert_true(li.bound == 15 * S);
+        fx_del(f);
+    }
+}
+
+/* holder.md rev 4: "a holder that sees its lease in a mark's due list stops
+ * at once". */
+static void test_due_in_mark_stops_at_once(void **state)
+{
+    (void)state;
+    fx *f = fx_granted(1, 10 * S, 3 * S, 0);
+    f->auto_mark = true;
+    tick_at(f, 11 * S);
+    step(f);
+    tick_at(f, 11 * S + 100 * MS);
+    f->auto_mark = false;
+    mark_at(f, f->hmi->n, false, 0, 0, 1, f->grantor); /* due: lease 1, policy */
+    assert_true(dls_holder_may_act(f->h, 1)); /* may_act does not read the journal */
+    step(f);
+    const dls_holder_event *e = find_event(f, DLS_HOLDER_BOUND);
+    assert_non_null(e);
+    assert_non_null(strstr(e->text, "due (policy)"));
+    assert_false(dls_holder_may_act(f->h, 1));
+    /* a forged due for another lease of this holder stops nothing */
+    fx_del(f);
+    f = fx_granted(1, 10 * S, 3 * S, 0);
+    tick_at(f, 10 * S + 100 * MS);
+    mark_at(f, f->hmi->n, false, 0, 0, 1, f->forger);
+    step(f);
+    assert_int_equal(count_events(f, DLS_HOLDER_BOUND), 0);
+    assert_true(f->res.forged == 1);
+    assert_true(dls_holder_may_act(f->h, 1));
+    fx_del(f);
+}
+
+/* holder.md rev 4: "A holder whose journal cursor answers gap ... may have
+ * missed a lapsed: it stops acting on every lease at once". */
+static void test_journal_gap_loses_every_lease(void **state)
+{
+    (void)state;
+    fx_journal_cap = 6;
+    fx *f = fx_granted(1, 10 * S, 3 * S, 0);
+    fx_journal_cap = 100000;
+    assert_true(dls_holder_may_act(f->h, 1));
+    /* the journal evicts records the holder has not read */
+    for (int i = 0; i < 10; i++)
+        lapsed(f, f->grantor, 100 + (uint64_t)i, DLS_CAUSE_SILENCE);
+    tick_at(f, 10 * S + 100 * MS);
+    step(f);
+    assert_true(f->res.journal_gaps >= 1);
+    const dls_holder_event *e = find_event(f, DLS_HOLDER_BOUND);
+    assert_non_null(e);
+    assert_non_null(strstr(e->text, "gap"));
+    assert_false(dls_holder_may_act(f->h, 1));
+    /* it may propose again */
+    uint8_t prop[18];
+    propose(f, 0, prop);
+    fx_del(f);
+}
+
+/* judge.md "Journal": a mark's lists continue in records after it, gaps
+ * after drained. A first record filled to the limit may be followed by the
+ * gap that covers the renewal: the holder confirms nothing from it until
+ * the mark is known whole (a record with room left, or the next record). */
+static void test_mark_continuation_waits(void **state)
+{
+    (void)state;
+    for (int with_gap = 0; with_gap < 2; with_gap++) {
+        fx *f = fx_granted(1, 10 * S, 3 * S, 0);
+        tick_at(f, 11 * S);
+        step(f);
+        dls_holder_lease li;
+        assert_int_equal(dls_holder_lease_info(f->h, 1, &li), 0);
+        uint64_t p = li.last_position;
+        /* 4000 media drained: the holder's first; more than one record */
+        static dls_mark_pos dp[4000];
+        for (size_t i = 0; i < 4000; i++) {
+            memset(dp[i].medium, 0x70 + (int)(i % 7), DLS_MEDIUM_ID_LEN);
+            memcpy(dp[i].medium, &i, sizeof i);
+            dp[i].position = 1000 + i;
+        }
+        memcpy(dp[0].medium, dls_medium_id(f->hm), DLS_MEDIUM_ID_LEN);
+        dp[0].position = p + 1;
+        dls_mark_gap g;
+        memcpy(g.medium, dls_medium_id(f->hm), DLS_MEDIUM_ID_LEN);
+        g.from = p;
+        g.to = p + 1;
+        tick_at(f, 11 * S + 100 * MS);
+        dls_mark m = {
+            .pass = ++f->pass, .now_ns = f->now, .basis = {(const uint8_t *)"b", 1},
+            .tolerance_ns = 250 * MS, .cadence_ns = 100 * MS,
+            .drained = dp, .n_drained = 4000,
+            .gaps = with_gap ? &g : NULL, .n_gaps = with_gap ? 1 : 0,
+        };
+        /* the first record alone, as a holder reading between the judge's two
+         * appends sees it */
+        static uint8_t buf[DLS_JOURNAL_RECORD_MAX], env[DLS_JOURNAL_RECORD_MAX + 512];
+        dls_mark_writer wr = {0};
+        size_t len, elen, n_rec = 0;
+        uint64_t pos;
+        size_t limit = dls_mark_limit(strlen(GRANTOR));
+        assert_int_equal(dls_mark_encode_next(&m, &wr, buf, limit, &len), 1);
+        assert_true(len + 96 > limit); /* full */
+        assert_int_equal(dls_envelope_seal(f->grantor, dls_medium_id(f->journal), buf, len,
+                                           env, sizeof env, &elen),
+                         0);
+        assert_int_equal(dls_medium_append(f->journal, env, elen, &pos, NULL), 0);
+        step(f);
+        assert_int_equal(dls_holder_lease_info(f->h, 1, &li), 0);
+        assert_false(li.confirmed); /* staged: the mark may go on */
+        while (dls_mark_encode_next(&m, &wr, buf, limit, &len) == 1) {
+            assert_int_equal(dls_envelope_seal(f->grantor, dls_medium_id(f->journal), buf,
+                                               len, env, sizeof env, &elen),
+                             0);
+            assert_int_equal(dls_medium_append(f->journal, env, elen, &pos, NULL), 0);
+            n_rec++;
+        }
+        assert_true(n_rec >= 1);
+        step(f);
+        assert_int_equal(dls_holder_lease_info(f->h, 1, &li), 0);
+        assert_true(li.confirmed == !with_gap);
+        assert_true(li.bound == (with_gap ? 13 * S : 14 * S));
+        fx_del(f);
+    }
 }
 
 /* holder.md "Release when done (optionally with commit)"; "Learn of a
@@ -2183,6 +2506,12 @@ int main(void)
         cmocka_unit_test(test_failed_renewals_stop_at_bound),
         cmocka_unit_test(test_bound_from_reading_before_append),
         cmocka_unit_test(test_max_bound),
+        cmocka_unit_test(test_unconfirmed_renewals_extend_nothing),
+        cmocka_unit_test(test_confirmation_by_position),
+        cmocka_unit_test(test_confirmation_not_inside_gap),
+        cmocka_unit_test(test_due_in_mark_stops_at_once),
+        cmocka_unit_test(test_journal_gap_loses_every_lease),
+        cmocka_unit_test(test_mark_continuation_waits),
         cmocka_unit_test(test_release_and_lapsed),
         cmocka_unit_test(test_restart_reads_last_seq),
         cmocka_unit_test(test_sizing_at_propose_and_grant),

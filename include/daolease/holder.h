@@ -20,13 +20,21 @@
  *
  * THE BOUND. For a lease the holder observed, the bound is the earlier of
  *   (a) duration after the later of the reading at which it observed the
- *       grant and the reading taken BEFORE its last renewal append that
- *       answered ok (the append's own latency never stretches the window),
+ *       grant and the reading taken BEFORE the append of its last renewal
+ *       that a pass mark CONFIRMED (revision 4: a verified mark on the
+ *       grantor's journal whose `drained` position for the holder's medium
+ *       is beyond the renewal's position, no `gaps` entry covering it) —
+ *       the append's own latency never stretches the window, and an ok
+ *       append that the medium then lost, or a judge that stopped draining,
+ *       can only make the holder stop early,
  *   (b) max after the reading at which it observed the grant (when the grant
  *       carries max).
  * dls_holder_may_act() answers false from the bound on, whatever the holder
- * hears afterwards. A renewal is an append that answered ok; any other
- * outcome advances nothing. The bound bounds attention, not access: pass the
+ * hears afterwards (a lost lease never revives). A renewal is an append that
+ * answered ok; any other outcome advances nothing; the renewal schedule runs
+ * from ok appends, the bound only from confirmed ones. A lease named in a
+ * mark's `due` list, and every lease when the journal cursor answers gap or
+ * transport-error, is lost at once. The bound bounds attention, not access: pass the
  * lease id (the fencing token) to the resource with every write.
  *
  * Ownership: the holder borrows the media, cursors, resolvers and secret it
@@ -393,14 +401,28 @@ typedef struct dls_holder_lease {
     uint64_t interval_ns;     /* the renewal interval used */
     uint64_t observed;        /* the reading at which the grant was observed */
     bool renewed;             /* at least one renewal answered ok */
-    uint64_t last_renewal;    /* the reading taken before the last ok renewal */
+    uint64_t last_renewal;    /* the reading taken before the last ok renewal:
+                                 the renewal schedule runs from it */
     uint64_t seq;             /* the last renewal seq attempted (0: none) */
     uint64_t bound;           /* the bound reading (may saturate at UINT64_MAX) */
+    /* How far behind confirmation is (holder.md rev 4): */
+    bool confirmed;           /* a pass mark confirmed at least one renewal */
+    uint64_t confirmed_renewal; /* the reading the bound was last extended from
+                                 (the reading before the newest confirmed
+                                 renewal's append); valid when confirmed */
+    uint64_t last_position;   /* the position of the last ok renewal (when renewed) */
+    size_t unconfirmed;       /* ok renewals not yet confirmed (at most 16 kept) */
 } dls_holder_lease;
 
 /* Fills *info for a tracked lease: 0, or DLS_ERR_NO_LEASE. */
 DLS_EXPORT int dls_holder_lease_info(const dls_holder *h, uint64_t lease,
                                      dls_holder_lease *info);
+
+/* The newest confirmed position on the holder's medium: the `drained`
+ * position for it in the newest verified pass mark the holder applied
+ * (every record before it was read by the judge). False until a mark that
+ * concerned the holder was applied. */
+DLS_EXPORT bool dls_holder_confirmed_position(const dls_holder *h, uint64_t *pos);
 
 /* The last proposal seq used (0: none yet) — after a restart, the one read
  * back from the holder's own medium. */
