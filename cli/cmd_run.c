@@ -135,7 +135,20 @@ static void handle_events(struct run *r, const dls_holder_result *res, char **cm
                           e->text[0] ? e->text : "no reason");
             *exit_code = EXIT_NO_LEASE;
         } else if (e->lease && e->lease == r->lease && e->kind == DLS_HOLDER_BOUND) {
-            lose(r, res->now, "reached its bound (renewals did not succeed)");
+            /* holder.md rev 4: say how far behind confirmation is */
+            char why[DLS_HOLDER_TEXT_MAX + 160];
+            dls_holder_lease li;
+            if (dls_holder_lease_info(r->holder, r->lease, &li) == 0 && li.renewed)
+                snprintf(why, sizeof why,
+                         "stopped: %s (last ok renewal at reading %" PRIu64
+                         " ns, last confirmed %s%" PRIu64 " ns)",
+                         e->text[0] ? e->text : "reached its bound", li.last_renewal,
+                         li.confirmed ? "at reading " : "none; granted at ",
+                         li.confirmed ? li.confirmed_renewal : li.observed);
+            else
+                snprintf(why, sizeof why, "stopped: %s",
+                         e->text[0] ? e->text : "reached its bound");
+            lose(r, res->now, why);
         } else if (e->lease && e->lease == r->lease && e->kind == DLS_HOLDER_LAPSED) {
             lose(r, res->now, "was reclaimed by the grantor");
         } else if (e->kind == DLS_HOLDER_SIZING) {

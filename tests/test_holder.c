@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -50,6 +51,7 @@ typedef struct testmed {
     void (*during)(void *ctx);    /* called while an append is in flight */
     void *during_ctx;
     uint64_t appends_ok, appends_failed;
+    bool read_fail;               /* cursors answer transport-error */
     bool lose;                    /* appends answer ok and the record is lost:
                                      a medium that acknowledged and then lost
                                      it (its position is reused) */
@@ -121,6 +123,8 @@ static dls_next tm_cursor_next(void *cimpl, dls_record *rec, dls_where *w)
 {
     (void)w;
     tm_cur *c = cimpl;
+    if (c->m->read_fail)
+        return DLS_NEXT_ERROR;
     if (c->pos >= c->m->n)
         return DLS_NEXT_BLOCKED;
     rec->position = c->pos;
@@ -2134,9 +2138,13 @@ static int owner_reclaim(void *ud, dls_bytes subject, uint64_t lease, dls_cause 
     return DLS_RECLAIM_DONE;
 }
 
+typedef enum duo_medium { HM_RING, HM_FILE, HM_TEST } duo_medium;
+
 typedef struct duo {
     char dir[64];
     char path[96];
+    char hpath[96];    /* the holder's medium, for HM_FILE */
+    testmed *hmi;      /* for HM_TEST */
     dls_secret *grantor, *agent;
     dls_keyring *kr;
     dls_medium *journal, *tm, *hm;
@@ -2149,7 +2157,7 @@ typedef struct duo {
     uint64_t now;
 } duo;
 
-static void duo_new(duo *d, bool secret_agent)
+static void duo_new_on(duo *d, bool secret_agent, duo_medium kind)
 {
     memset(d, 0, sizeof *d);
     snprintf(d->dir, sizeof d->dir, "/tmp/dls-holder-XXXXXX");
@@ -2169,7 +2177,15 @@ static void duo_new(duo *d, bool secret_agent)
     assert_int_equal(dls_medium_create(&d->journal, DLS_MEDIUM_FILE, d->path, &ms, NULL), 0);
     ms.ring_capacity = 100000;
     assert_int_equal(dls_ring_new(&d->tm, &ms), 0);
-    assert_int_equal(dls_ring_new(&d->hm, &ms), 0);
+    if (kind == HM_FILE) {
+        snprintf(d->hpath, sizeof d->hpath, "%s/agent.dls", d->dir);
+        dls_medium_settings_default(&ms);
+        assert_int_equal(dls_medium_create(&d->hm, DLS_MEDIUM_FILE, d->hpath, &ms, NULL), 0);
+    } else if (kind == HM_TEST) {
+        d->hm = testmed_new(&d->hmi, 0x42);
+    } else {
+        assert_int_equal(dls_ring_new(&d->hm, &ms), 0);
+    }
     assert_int_equal(dls_resolver_new_signed(&d->jres, dls_medium_id(d->journal), d->kr), 0);
     assert_int_equal(dls_resolver_new_medium(&d->tres, dls_medium_id(d->tm), TICKER, NULL), 0);
     if (secret_agent)
@@ -2227,6 +2243,11 @@ static void duo_new(duo *d, bool secret_agent)
         fail_msg("dls_holder_new: %s: %s", dls_strerror(rc), w.reason);
 }
 
+static void duo_new(duo *d, bool secret_agent)
+{
+    duo_new_on(d, secret_agent, HM_RING);
+}
+
 static void duo_del(duo *d)
 {
     dls_holder_del(d->h);
@@ -2247,6 +2268,11 @@ static void duo_del(duo *d)
     snprintf(lock, sizeof lock, "%s.lock", d->path);
     unlink(lock);
     unlink(d->path);
+    if (d->hpath[0]) {
+        unlink(d->hpath);
+        snprintf(lock, sizeof lock, "%s.lock", d->hpath);
+        unlink(lock);
+    }
     rmdir(d->dir);
 }
 
@@ -2380,6 +2406,95 @@ static void test_judge_and_holder_silence(void **state)
            (unsigned long long)(stopped_at / MS), (unsigned long long)(reclaimed_at / MS));
     assert_false(dls_holder_may_act(d.h, lease));
     duo_del(&d);
+}
+
+/* Proposes SUBJECT and ticks until the grant is observed. */
+static uint64_t duo_lease(duo *d)
+{
+    uint64_t ph;
+    assert_int_equal(dls_holder_propose(d->h, SUBJECT, sizeof SUBJECT, NULL,
+                                        DLS_MODE_EXCLUSIVE, &ph),
+                     0);
+    dls_holder_result hr;
+    dls_judge_pass_result jr;
+    bool judged;
+    for (int i = 0; i < 10; i++) {
+        duo_tick(d, &hr, &jr, &judged);
+        for (size_t e = 0; e < hr.n_events; e++)
+            if (hr.events[e].kind == DLS_HOLDER_GRANTED)
+                return hr.events[e].lease;
+    }
+    fail_msg("no grant");
+    return 0;
+}
+
+enum fault { LOSE_RECORDS, REWIND_FILE, STOP_DRAINING };
+
+/* holder.md rev 4 "Count only confirmed renewals"; issue 12 item 7: a medium
+ * that answers ok and then loses the record (a test medium that drops it and
+ * reuses its position, as a failed-over Redis does; a file rewound after
+ * each append), and a judge that stops draining the holder's medium (its
+ * reads fail: the judge holds off silence for duration + tolerance, then
+ * judges on what it read). In each, the holder's ok renewals go on, yet it
+ * stops acting before the judge reclaims — never after. Under revision 3
+ * (bound from the last ok renewal) it acted past the reclaim: checked
+ * below. */
+static void test_holder_stops_before_reclaim_under_faults(void **state)
+{
+    (void)state;
+    for (int fault = LOSE_RECORDS; fault <= STOP_DRAINING; fault++) {
+        duo d;
+        duo_new_on(&d, true, fault == REWIND_FILE ? HM_FILE : HM_TEST);
+        uint64_t lease = duo_lease(&d);
+        dls_holder_result hr;
+        dls_judge_pass_result jr;
+        bool judged;
+        for (int i = 0; i < 40; i++)
+            duo_tick(&d, &hr, &jr, &judged);
+        dls_holder_lease li;
+        assert_int_equal(dls_holder_lease_info(d.h, lease, &li), 0);
+        assert_true(li.confirmed); /* the judge confirmed renewals so far */
+        off_t keep = 0;
+        if (fault == LOSE_RECORDS)
+            d.hmi->lose = true;
+        else if (fault == STOP_DRAINING)
+            d.hmi->read_fail = true;
+        else {
+            struct stat st;
+            assert_int_equal(stat(d.hpath, &st), 0);
+            keep = st.st_size;
+        }
+        uint64_t fault_at = d.now, stopped_at = 0, reclaimed_at = 0;
+        size_t ok_after = 0;
+        for (int i = 0; i < 300 && !reclaimed_at; i++) {
+            duo_tick(&d, &hr, &jr, &judged);
+            if (fault == REWIND_FILE)
+                assert_int_equal(truncate(d.hpath, keep), 0);
+            for (size_t e = 0; e < hr.n_events; e++)
+                ok_after += hr.events[e].kind == DLS_HOLDER_RENEWED;
+            dls_holder_lease_info(d.h, lease, &li); /* kept until lapsed drops it */
+            if (!stopped_at && !dls_holder_may_act(d.h, lease))
+                stopped_at = d.now;
+            if (judged && jr.lapsed[DLS_CAUSE_SILENCE])
+                reclaimed_at = d.now;
+            if (reclaimed_at)
+                assert_true(stopped_at != 0 && stopped_at < reclaimed_at);
+        }
+        assert_true(reclaimed_at != 0);
+        assert_true(stopped_at != 0 && stopped_at < reclaimed_at);
+        /* the renewals kept answering ok until the bound ... */
+        assert_true(ok_after >= 1);
+        /* ... so a bound from the last ok renewal would outlive the reclaim */
+        assert_true(li.last_renewal + 3 * S > reclaimed_at);
+        assert_true(li.last_renewal > li.confirmed_renewal);
+        printf("  fault %d at %llu ms: holder stopped at %llu ms, judge reclaimed at "
+               "%llu ms (last ok renewal %llu ms, last confirmed %llu ms)\n",
+               fault, (unsigned long long)(fault_at / MS),
+               (unsigned long long)(stopped_at / MS), (unsigned long long)(reclaimed_at / MS),
+               (unsigned long long)(li.last_renewal / MS),
+               (unsigned long long)(li.confirmed_renewal / MS));
+        duo_del(&d);
+    }
 }
 
 /* Replaces the duo's holder with a fresh one on the same medium, reading the
@@ -2522,6 +2637,7 @@ int main(void)
 #if HOLDER_JUDGE_TESTS
         cmocka_unit_test(test_judge_and_holder_release),
         cmocka_unit_test(test_judge_and_holder_silence),
+        cmocka_unit_test(test_holder_stops_before_reclaim_under_faults),
         cmocka_unit_test(test_restarted_holder_does_not_resume_unsolicited),
 #endif
     };
