@@ -228,3 +228,40 @@ void dls_holder_del(dls_holder *h)
     free(h);
 }
 
+
+int dls_holder_rebind(dls_holder *h, dls_cursor *journal, dls_resolver *journal_resolver,
+                      dls_where *w)
+{
+    if (w)
+        memset(w, 0, sizeof *w);
+    if (!h || !journal) {
+        hld_where(w, "holder: rebind needs the holder and a journal cursor");
+        return DLS_ERR_INVAL;
+    }
+    int rc = dls_resolver_check(journal_resolver, dls_medium_id(dls_cursor_medium(journal)));
+    if (rc != 0) {
+        hld_where(w, rc == DLS_ERR_NORESOLVER
+                         ? "holder: the journal has no resolver"
+                         : "holder: the journal's resolver is bound to another medium");
+        return rc;
+    }
+    /* Leases of the old journal: a held one runs out at its bound as
+     * confirmed so far (never renewed or confirmed again: the new journal's
+     * marks know nothing of it); the others can never see their lapsed. */
+    for (size_t i = h->nleases; i-- > 0;) {
+        hlease *l = &h->leases[i];
+        if (l->state == DLS_HOLDER_HELD) {
+            l->orphan = true;
+            l->npend = 0;
+        } else {
+            hld_drop_lease(h, l);
+        }
+    }
+    h->nprops = 0; /* a new journal answers nothing written before it */
+    h->journal = journal;
+    h->jres = journal_resolver;
+    h->journal_ended = false;
+    h->staged = false;
+    h->has_confirmed_pos = false;
+    return 0;
+}

@@ -262,6 +262,11 @@ static void bound_text(const dls_holder *h, const hlease *l, char *buf, size_t c
     char pos[48] = "none";
     if (h->has_confirmed_pos)
         snprintf(pos, sizeof pos, "%" PRIu64, h->confirmed_pos);
+    if (l->orphan) {
+        snprintf(buf, cap, "reached its bound: granted on a journal the holder left "
+                           "(not renewed since)");
+        return;
+    }
     if (l->has_max && h->now >= dls_add_sat(l->observed, l->max.ns) &&
         dls_add_sat(l->observed, l->max.ns) <= hld_lease_bound(l)) {
         snprintf(buf, cap, "reached max after the grant observed at reading %" PRIu64,
@@ -322,7 +327,7 @@ static void renew_due(dls_holder *h)
                 l->state = DLS_HOLDER_RELEASED_OK;
             continue;
         }
-        if (l->state != DLS_HOLDER_HELD || h->now < lease_next(l) ||
+        if (l->state != DLS_HOLDER_HELD || l->orphan || h->now < lease_next(l) ||
             h->now >= hld_lease_bound(l))
             continue;
         if (l->seq >= DLS_NS_MAX) {

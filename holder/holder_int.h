@@ -85,6 +85,8 @@ typedef struct hlease {
     hpend pend[HLD_PENDING_MAX];
     size_t npend;
     bool bound_unreported;      /* may_act found the bound: BOUND at the next step */
+    bool orphan;                /* granted on a journal the holder left
+                                   (dls_holder_rebind): not renewed, runs out */
 } hlease;
 
 struct dls_holder {

@@ -26,6 +26,7 @@
 #include "daolease/attrib.h"
 #include "daolease/fact.h"
 #include "daolease/holder.h"
+#include "daolease/host.h"
 #include "daolease/judge.h"
 #include "daolease/mark.h"
 #include "daolease/medium_impl.h"
@@ -1645,6 +1646,141 @@ static void test_mark_continuation_waits(void **state)
     }
 }
 
+/* A new journal's first mark (judge.md rev 4, "Lost ledger"): restarted,
+ * with "dao.judge/floor" and "dao.judge/from" for the holder's medium. */
+static void first_mark_with_floor(fx *f, dls_medium *j2, uint64_t floor, uint64_t from)
+{
+    dls_mark_pos dp;
+    memcpy(dp.medium, dls_medium_id(f->hm), DLS_MEDIUM_ID_LEN);
+    dp.position = from;
+    dls_mark m = {
+        .pass = 1, .now_ns = f->now, .basis = {(const uint8_t *)"b", 1},
+        .tolerance_ns = 250 * MS, .cadence_ns = 100 * MS,
+        .drained = &dp, .n_drained = 1, .restarted = true,
+    };
+    uint8_t buf[512], env[1024];
+    dls_mark_writer wr = {0};
+    size_t len, elen;
+    assert_int_equal(dls_mark_encode_next(&m, &wr, buf, sizeof buf - 64, &len), 1);
+    assert_true(buf[0] >= 0x80 && buf[0] <= 0x8d); /* a fixmap: two more keys fit */
+    buf[0] += 2;
+    assert_true(floor < 128 && from < 128);
+    buf[len++] = 0xaf;
+    memcpy(buf + len, "dao.judge/floor", 15);
+    len += 15;
+    buf[len++] = (uint8_t)floor;
+    buf[len++] = 0xae;
+    memcpy(buf + len, "dao.judge/from", 14);
+    len += 14;
+    buf[len++] = 0x91;
+    buf[len++] = 0x92;
+    buf[len++] = 0xc4;
+    buf[len++] = DLS_MEDIUM_ID_LEN;
+    memcpy(buf + len, dls_medium_id(f->hm), DLS_MEDIUM_ID_LEN);
+    len += DLS_MEDIUM_ID_LEN;
+    buf[len++] = (uint8_t)from;
+    dls_mark_view v;
+    assert_int_equal(dls_mark_decode(buf, len, &v, NULL), 0);
+    assert_int_equal(dls_envelope_seal(f->grantor, dls_medium_id(j2), buf, len, env,
+                                       sizeof env, &elen),
+                     0);
+    uint64_t pos;
+    assert_int_equal(dls_medium_append(j2, env, elen, &pos, NULL), 0);
+}
+
+/* holder.md rev 4 Sizing, judge.md rev 4 "Lost ledger"; issue 12 item 6
+ * (holder side): the grantor lost its journal; its new journal starts above
+ * the floor 7 and re-grants the holder's subject unsolicited as lease 8. The
+ * running holder, moved to the new journal (dls_holder_rebind), accepts 8
+ * (above everything it has seen), refuses 6 (at or below the floor of the
+ * new journal's first mark — before revision 4 it would have taken 6 up,
+ * being above the 5 it had seen), answers no old proposal, lets the old lease
+ * run out unrenewed; the fence guard admits 8 after 5 and then refuses 5. */
+static void test_new_journal_regrant_accepted(void **state)
+{
+    (void)state;
+    fx *f = fx_granted(5, 10 * S, 3 * S, 0);
+    f->auto_mark = true;
+    tick_at(f, 11 * S);
+    step(f); /* renewal of 5 */
+    tick_at(f, 11 * S + 100 * MS);
+    step(f); /* confirmed: bound 14 s */
+    f->auto_mark = false;
+    uint8_t old_prop[18];
+    propose(f, 0, old_prop); /* outstanding when the journal is lost */
+    dls_fence_guard *g;
+    assert_int_equal(dls_fence_guard_new(&g, NULL, NULL, NULL), 0);
+    assert_int_equal(dls_fence_guard_admit(g, 5), 0);
+
+    /* the new journal, a resolver and a cursor on it */
+    dls_medium_settings ms;
+    dls_medium_settings_default(&ms);
+    ms.ring_capacity = 1000;
+    dls_medium *j2;
+    assert_int_equal(dls_ring_new(&j2, &ms), 0);
+    dls_resolver *jres2;
+    dls_cursor *jc2;
+    assert_int_equal(dls_resolver_new_signed(&jres2, dls_medium_id(j2), f->jkr), 0);
+    assert_int_equal(dls_cursor_new(&jc2, j2, 0), 0);
+    dls_where w;
+    assert_int_equal(dls_holder_rebind(f->h, jc2, f->jres, &w), DLS_ERR_RESOLVER_MEDIUM);
+    assert_non_null(w.reason);
+    assert_int_equal(dls_holder_rebind(f->h, jc2, jres2, &w), 0);
+    assert_true(dls_holder_may_act(f->h, 5)); /* the old lease runs out ... */
+
+    tick_at(f, 12 * S);
+    first_mark_with_floor(f, j2, 7, (uint64_t)f->hmi->n);
+    dls_medium *j1 = f->journal;
+    f->journal = j2; /* grant() and mark_at() write to the new journal */
+    grant(f, f->grantor, 6, HOLDER, NULL, 3 * S, 0, NULL);        /* <= floor */
+    grant(f, f->grantor, 8, HOLDER, NULL, 3 * S, 0, NULL);        /* the re-grant */
+    grant(f, f->grantor, 9, HOLDER, old_prop, 3 * S, 0, NULL);    /* a ghost answer */
+    step(f);
+    assert_int_equal(count_events(f, DLS_HOLDER_GRANTED), 1);
+    const dls_holder_event *e = find_event(f, DLS_HOLDER_GRANTED);
+    assert_true(e->lease == 8 && e->proposal == 0);
+    assert_true(dls_holder_max_seen(f->h) == 9);
+    assert_false(dls_holder_may_act(f->h, 6));
+    assert_false(dls_holder_may_act(f->h, 9));
+    assert_true(dls_holder_may_act(f->h, 8));
+    assert_int_equal(dls_fence_guard_admit(g, 8), 0);
+    assert_int_equal(dls_fence_guard_admit(g, 5), DLS_ERR_STALE_TOKEN);
+
+    /* 8 renews and is confirmed by the new journal's marks; 5 is never
+     * renewed again and stops at 14 s, its confirmed bound */
+    f->auto_mark = true;
+    size_t renewed8 = 0, bound5 = 0;
+    for (uint64_t t = 12 * S + 100 * MS; t <= 16 * S; t += 100 * MS) {
+        tick_at(f, t);
+        step(f);
+        for (size_t i = 0; i < f->res.n_events; i++) {
+            const dls_holder_event *ev = &f->res.events[i];
+            if (ev->kind == DLS_HOLDER_RENEWED) {
+                assert_true(ev->lease == 8);
+                renewed8++;
+            }
+            if (ev->kind == DLS_HOLDER_BOUND) {
+                assert_true(ev->lease == 5 && t == 14 * S);
+                assert_non_null(strstr(ev->text, "journal the holder left"));
+                bound5++;
+            }
+        }
+        assert_true(dls_holder_may_act(f->h, 5) == (t < 14 * S));
+        assert_true(dls_holder_may_act(f->h, 8));
+    }
+    assert_true(renewed8 >= 3);
+    assert_int_equal(bound5, 1);
+    dls_holder_lease li;
+    assert_int_equal(dls_holder_lease_info(f->h, 8, &li), 0);
+    assert_true(li.confirmed);
+    f->journal = j1;
+    dls_fence_guard_del(g);
+    fx_del(f); /* frees the holder before the new journal's parts */
+    dls_cursor_del(jc2);
+    dls_resolver_del(jres2);
+    dls_medium_del(j2);
+}
+
 /* holder.md "Release when done (optionally with commit)"; "Learn of a
  * reclaim by observing it". */
 static void test_release_and_lapsed(void **state)
@@ -2627,6 +2763,7 @@ int main(void)
         cmocka_unit_test(test_due_in_mark_stops_at_once),
         cmocka_unit_test(test_journal_gap_loses_every_lease),
         cmocka_unit_test(test_mark_continuation_waits),
+        cmocka_unit_test(test_new_journal_regrant_accepted),
         cmocka_unit_test(test_release_and_lapsed),
         cmocka_unit_test(test_restart_reads_last_seq),
         cmocka_unit_test(test_sizing_at_propose_and_grant),

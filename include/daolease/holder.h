@@ -236,6 +236,26 @@ DLS_EXPORT int dls_holder_new(dls_holder **out, const dls_holder_parts *parts,
                               const dls_holder_callbacks *cb, void *user_data,
                               dls_where *w);
 
+/* Moves the holder to a new journal of the same grantor (holder.md rev 4,
+ * Sizing; judge.md "Lost ledger"): after the owner's lost-ledger procedure
+ * the new journal grants above a lease-id floor, and the holder keeps what
+ * it has seen (dls_holder_max_seen, its proposal seq, its medium), so it
+ * accepts the unsolicited re-grant — an id above every id it has seen — and
+ * its fencing tokens keep rising. On the new journal's first mark the holder
+ * also raises what it has seen to the mark's `dao.judge/floor`.
+ *
+ * What the old journal granted cannot be renewed or confirmed on the new one:
+ * a held lease keeps acting until its bound as confirmed so far and is never
+ * renewed again (DLS_HOLDER_BOUND when it runs out); released leases are
+ * forgotten; outstanding proposals are dropped (the new journal reads each
+ * medium from its recorded starting position and answers nothing older:
+ * propose again). The old cursor and resolver are no longer used (free them
+ * after this call); the new ones are borrowed like the parts of
+ * dls_holder_new. Errors: DLS_ERR_INVAL, DLS_ERR_NORESOLVER,
+ * DLS_ERR_RESOLVER_MEDIUM (w->reason says which). */
+DLS_EXPORT int dls_holder_rebind(dls_holder *h, dls_cursor *journal,
+                                 dls_resolver *journal_resolver, dls_where *w);
+
 /* Frees the holder (not the borrowed parts). NULL-safe. Appends nothing:
  * a lease not released lapses by silence at the judge. */
 DLS_EXPORT void dls_holder_del(dls_holder *h);
