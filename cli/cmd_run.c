@@ -13,6 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -27,7 +29,7 @@
 
 static const char usage_text[] =
     "usage: daolease run --config FILE --subject S [--duration D] [--wait D]\n"
-    "                    [--shared] -- CMD [ARG...]\n\n"
+    "                    [--shared] [--create] -- CMD [ARG...]\n\n"
     "Claims subject S (a string), runs CMD while the lease holds, renews it,\n"
     "stops CMD at the bound if renewals stop succeeding (SIGTERM to its process\n"
     "group, SIGKILL after the configured grace), and releases the lease when\n"
@@ -35,11 +37,18 @@ static const char usage_text[] =
     "  --config FILE   party, key, keyring, grantor, journal, medium (docs/config.md)\n"
     "  --subject S     what to lease (a msgpack str)\n"
     "  --duration D    the duration to ask for, e.g. 3s, 500ms (default: config)\n"
-    "  --wait D        give up when no grant arrived within D (default: wait)\n"
-    "  --shared        ask for a shared lease\n\n"
+    "  --wait D        give up when no grant arrived within D (default: wait\n"
+    "                  until the grantor answers: a refusal ends the wait)\n"
+    "  --shared        ask for a shared lease\n"
+    "  --create        create the holder's medium when it does not exist\n"
+    "                  (also: \"create_medium\": true in the config)\n\n"
     "CMD's environment gets DAOLEASE_LEASE (the lease id: its fencing token)\n"
-    "and DAOLEASE_SUBJECT. Exit status: CMD's; 128 + signal when CMD died by a\n"
-    "signal; 75 when no lease was obtained; 2 for usage errors.\n";
+    "and DAOLEASE_SUBJECT. CMD is killed (SIGKILL) if `run` itself dies.\n"
+    "Exit status: CMD's; 128 + signal when CMD died by a signal; 75 when no\n"
+    "lease was obtained (refused, e.g. \"unavailable\" once the current\n"
+    "holder's term at arrival elapsed while it kept renewing; --wait elapsed;\n"
+    "stopped before a grant); 1 when the medium is missing without --create;\n"
+    "2 for usage errors.\n";
 
 struct run {
     dls_config cfg;
@@ -59,15 +68,33 @@ struct run {
     uint64_t stop_at;   /* reading of the SIGTERM */
     bool killed;
     int child_status;   /* exit status once the child ended, else -1 */
+    bool create;        /* --create or "create_medium": true */
 };
+
+/* cli.md `run`, issue 12 item 13: a medium path that does not exist is an
+ * error (a typo would otherwise start a fresh medium the judge never reads)
+ * unless creating it was asked for. */
+static int check_medium(const struct run *r)
+{
+    struct stat st;
+    if (r->create || strstr(r->cfg.medium, "://") || stat(r->cfg.medium, &st) == 0)
+        return 0;
+    dls_cli_error("run", "%s: the holder's medium does not exist (create it with "
+                  "`daolease stream create`, or pass --create, or set \"create_medium\": "
+                  "true in %s)", r->cfg.medium, r->cfg.file);
+    return DLS_ERR_NOTFOUND;
+}
 
 static int assemble(struct run *r)
 {
-    int rc = dls_cli_load_keys("run", r->cfg.key, r->cfg.keyring, &r->secret, &r->keyring);
+    int rc = check_medium(r);
     if (rc)
         return rc;
+    if ((rc = dls_cli_load_keys("run", r->cfg.key, r->cfg.keyring, &r->secret, &r->keyring)))
+        return rc;
     dls_sync sync = dls_cli_sync(r->cfg.sync);
-    if ((rc = dls_cli_open(&r->own, "run", r->cfg.medium, DLS_OPEN_APPEND, true, sync)) ||
+    if ((rc = dls_cli_open(&r->own, "run", r->cfg.medium, DLS_OPEN_APPEND, r->create,
+                           sync)) ||
         (rc = dls_cli_open(&r->journal, "run", r->cfg.journal, DLS_OPEN_READ, false, sync)))
         return rc;
     if ((rc = dls_cursor_new(&r->jcursor, r->journal, 0)) ||
@@ -96,13 +123,40 @@ static void teardown(struct run *r)
     dls_config_free(&r->cfg);
 }
 
+/* Starts CMD in its own process group with the parent-death signal set
+ * (issue 12 item 14): if `run` dies — even by SIGKILL, when it can neither
+ * stop CMD nor renew — the kernel sends CMD SIGKILL, so CMD never works on
+ * past a lease nobody renews. SIGKILL, not SIGTERM: nobody is left to
+ * escalate after a grace. The getppid() check closes the race of `run`
+ * dying between fork() and prctl(). */
+static pid_t spawn_child(char *const argv[], char *const env[])
+{
+    pid_t parent = getpid();
+    pid_t pid = fork();
+    if (pid != 0) {
+        if (pid > 0)
+            setpgid(pid, pid); /* also in the child: whichever runs first */
+        return pid;
+    }
+    setpgid(0, 0);
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)
+        _exit(127);
+    signal(SIGINT, SIG_DFL);
+    signal(SIGTERM, SIG_DFL);
+    signal(SIGHUP, SIG_DFL);
+    for (size_t i = 0; env && env[i]; i++)
+        putenv(env[i]);
+    execvp(argv[0], argv);
+    _exit(127);
+}
+
 static int start_child(struct run *r, char **cmd)
 {
     static char lease_env[64], subject_env[DLS_SUBJECT_MAX + 32];
     snprintf(lease_env, sizeof lease_env, "DAOLEASE_LEASE=%" PRIu64, r->lease);
     snprintf(subject_env, sizeof subject_env, "DAOLEASE_SUBJECT=%s", r->subject);
     char *env[] = {lease_env, subject_env, NULL};
-    r->child = dls_cli_spawn(cmd, env);
+    r->child = spawn_child(cmd, env);
     if (r->child < 0) {
         dls_cli_error("run", "%s: cannot start: %s", cmd[0], strerror(errno));
         return -1;
@@ -249,7 +303,8 @@ int dls_cmd_run(int argc, char **argv)
     static const struct option opts[] = {
         {"config", required_argument, 0, 'c'}, {"subject", required_argument, 0, 's'},
         {"duration", required_argument, 0, 'd'}, {"wait", required_argument, 0, 'w'},
-        {"shared", no_argument, 0, 'S'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0},
+        {"shared", no_argument, 0, 'S'}, {"create", no_argument, 0, 'C'},
+        {"help", no_argument, 0, 'h'}, {0, 0, 0, 0},
     };
     struct run r;
     memset(&r, 0, sizeof r);
@@ -278,6 +333,7 @@ int dls_cmd_run(int argc, char **argv)
             }
             break;
         case 'S': mode = DLS_MODE_SHARED; break;
+        case 'C': r.create = true; break;
         case 'h': fputs(usage_text, stdout); return DLS_EXIT_OK;
         default: fputs(usage_text, stderr); return DLS_EXIT_USAGE;
         }
@@ -292,6 +348,7 @@ int dls_cmd_run(int argc, char **argv)
     }
     if (!has_ask)
         ask = r.cfg.duration;
+    r.create = r.create || r.cfg.create_medium;
     dls_cli_catch_stop();
     int code = assemble(&r) ? DLS_EXIT_FAIL : loop(&r, argv + optind, &ask, mode, wait.ns);
     if (r.child > 0) { /* never leave the child behind */
