@@ -29,7 +29,7 @@
 
 static const char usage_text[] =
     "usage: daolease run --config FILE --subject S [--duration D] [--wait D]\n"
-    "                    [--shared] [--create] -- CMD [ARG...]\n\n"
+    "                    [--shared] [--create] [--lease-file F] -- CMD [ARG...]\n\n"
     "Claims subject S (a string), runs CMD while the lease holds, renews it,\n"
     "stops CMD at the bound if renewals stop succeeding (SIGTERM to its process\n"
     "group, SIGKILL after the configured grace), and releases the lease when\n"
@@ -41,7 +41,9 @@ static const char usage_text[] =
     "                  until the grantor answers: a refusal ends the wait)\n"
     "  --shared        ask for a shared lease\n"
     "  --create        create the holder's medium when it does not exist\n"
-    "                  (also: \"create_medium\": true in the config)\n\n"
+    "                  (also: \"create_medium\": true in the config)\n"
+    "  --lease-file F  keep the current lease id in file F (it changes when a\n"
+    "                  new journal re-grants the subject after a lost one)\n\n"
     "CMD's environment gets DAOLEASE_LEASE (the lease id: its fencing token)\n"
     "and DAOLEASE_SUBJECT. CMD is killed (SIGKILL) if `run` itself dies.\n"
     "Exit status: CMD's; 128 + signal when CMD died by a signal; 75 when no\n"
@@ -69,7 +71,71 @@ struct run {
     bool killed;
     int child_status;   /* exit status once the child ended, else -1 */
     bool create;        /* --create or "create_medium": true */
+    const char *lease_file; /* --lease-file: the current lease id, for CMD */
+    dls_bytes subject_enc;  /* the subject as proposed (msgpack str) */
+    struct stat jstat;      /* the journal file opened (a path, not a URL) */
+    bool watch_journal;
+    unsigned turns;
 };
+
+/* Writes the current lease id to --lease-file (write a temporary file, then
+ * rename: CMD never reads half a number). */
+static void write_lease_file(const struct run *r)
+{
+    if (!r->lease_file)
+        return;
+    char tmp[4096];
+    snprintf(tmp, sizeof tmp, "%s.tmp", r->lease_file);
+    FILE *f = fopen(tmp, "w");
+    if (!f || fprintf(f, "%" PRIu64 "\n", r->lease) < 0 || fclose(f) != 0 ||
+        rename(tmp, r->lease_file) != 0)
+        dls_cli_error("run", "%s: cannot write the lease id: %s", r->lease_file,
+                      strerror(errno));
+}
+
+/* judge.md rev 4 "Lost ledger", holder.md rev 4 Sizing: when the grantor's
+ * journal file is replaced by a new journal (another inode at the path),
+ * move the holder to it (dls_holder_rebind). The command keeps running
+ * under the old lease until its bound; the re-grant of its subject, above
+ * the new journal's floor, becomes the run's lease (handle_events). */
+static void watch_journal(struct run *r)
+{
+    struct stat st;
+    if (!r->watch_journal || ++r->turns % 20 != 0 || stat(r->cfg.journal, &st) != 0 ||
+        (st.st_ino == r->jstat.st_ino && st.st_dev == r->jstat.st_dev))
+        return;
+    dls_medium *m = NULL;
+    dls_cursor *c = NULL;
+    dls_resolver *res = NULL;
+    dls_where w = {0};
+    int rc = dls_medium_open(&m, r->cfg.journal, DLS_OPEN_READ, NULL, &w);
+    if (rc == 0 && memcmp(dls_medium_id(m), dls_medium_id(r->journal), DLS_MEDIUM_ID_LEN) == 0)
+        rc = 1; /* the same journal (renamed back): nothing to do */
+    if (rc == 0)
+        rc = dls_cursor_new(&c, m, 0);
+    if (rc == 0)
+        rc = dls_resolver_new_signed(&res, dls_medium_id(m), r->keyring);
+    if (rc == 0)
+        rc = dls_holder_rebind(r->holder, c, res, &w);
+    if (rc != 0) {
+        dls_cursor_del(c);
+        dls_resolver_del(res);
+        dls_medium_del(m);
+        if (rc == 1)
+            r->jstat = st;
+        return; /* not readable yet (being created): try again later */
+    }
+    r->jstat = st;
+    dls_cursor_del(r->jcursor);
+    dls_resolver_del(r->jresolver);
+    dls_medium_del(r->journal);
+    r->journal = m;
+    r->jcursor = c;
+    r->jresolver = res;
+    fprintf(stderr, "daolease run: %s: the grantor's journal was replaced; waiting for "
+                    "the re-grant of \"%s\" (lease %" PRIu64 " runs out at its bound)\n",
+            r->cfg.journal, r->subject, r->lease);
+}
 
 /* cli.md `run`, issue 12 item 13: a medium path that does not exist is an
  * error (a typo would otherwise start a fresh medium the judge never reads)
@@ -107,6 +173,7 @@ static int assemble(struct run *r)
         .name = r->cfg.party, .secret = r->secret, .medium = r->own,
         .grantor = r->cfg.grantor, .journal = r->jcursor, .journal_resolver = r->jresolver,
     };
+    r->watch_journal = !strstr(r->cfg.journal, "://") && stat(r->cfg.journal, &r->jstat) == 0;
     return dls_cli_holder_new(&r->holder, "run", r->cfg.file, &parts, &r->ticks);
 }
 
@@ -180,10 +247,22 @@ static void handle_events(struct run *r, const dls_holder_result *res, char **cm
 {
     for (size_t i = 0; i < res->n_events; i++) {
         const dls_holder_event *e = &res->events[i];
+        dls_holder_lease li;
         if (e->kind == DLS_HOLDER_GRANTED && e->proposal == r->proposal && !r->lease) {
             r->lease = e->lease;
+            write_lease_file(r);
             if (start_child(r, cmd))
                 *exit_code = DLS_EXIT_FAIL;
+        } else if (e->kind == DLS_HOLDER_GRANTED && e->proposal == 0 && r->lease &&
+                   r->child > 0 && !r->stopping &&
+                   dls_holder_lease_info(r->holder, e->lease, &li) == 0 &&
+                   li.subject.n == r->subject_enc.n &&
+                   memcmp(li.subject.p, r->subject_enc.p, li.subject.n) == 0) {
+            /* a new journal re-granted the subject: the run goes on under it */
+            fprintf(stderr, "daolease run: re-granted: lease %" PRIu64 " on \"%s\" "
+                            "(was %" PRIu64 ")\n", e->lease, r->subject, r->lease);
+            r->lease = e->lease;
+            write_lease_file(r);
         } else if (e->kind == DLS_HOLDER_REFUSED && e->proposal == r->proposal) {
             dls_cli_error("run", "no lease on \"%s\": refused (%s)", r->subject,
                           e->text[0] ? e->text : "no reason");
@@ -267,6 +346,7 @@ static int loop(struct run *r, char **cmd, const dls_duration *ask, dls_mode mod
     uint64_t start;
     if (dls_tick_now(r->ticks.adapter, &start))
         return DLS_EXIT_FAIL;
+    r->subject_enc = (dls_bytes){subject, n};
     int rc = dls_holder_propose(r->holder, subject, n, ask, mode, &r->proposal);
     if (rc) {
         dls_cli_error("run", "%s: proposal: %s", r->cfg.medium,
@@ -282,6 +362,8 @@ static int loop(struct run *r, char **cmd, const dls_duration *ask, dls_mode mod
         dls_holder_step(r->holder, &res);
         handle_events(r, &res, cmd, &exit_code);
         watch_child(r, now);
+        if (r->lease && r->child > 0)
+            watch_journal(r);
         if (r->lease && r->child == 0 && r->child_status >= 0)
             return finish(r);
         if (!r->lease && exit_code < 0 &&
@@ -304,6 +386,7 @@ int dls_cmd_run(int argc, char **argv)
         {"config", required_argument, 0, 'c'}, {"subject", required_argument, 0, 's'},
         {"duration", required_argument, 0, 'd'}, {"wait", required_argument, 0, 'w'},
         {"shared", no_argument, 0, 'S'}, {"create", no_argument, 0, 'C'},
+        {"lease-file", required_argument, 0, 'L'},
         {"help", no_argument, 0, 'h'}, {0, 0, 0, 0},
     };
     struct run r;
@@ -334,6 +417,7 @@ int dls_cmd_run(int argc, char **argv)
             break;
         case 'S': mode = DLS_MODE_SHARED; break;
         case 'C': r.create = true; break;
+        case 'L': r.lease_file = optarg; break;
         case 'h': fputs(usage_text, stdout); return DLS_EXIT_OK;
         default: fputs(usage_text, stderr); return DLS_EXIT_USAGE;
         }

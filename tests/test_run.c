@@ -20,6 +20,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <sodium.h>
+
+#include "daolease/attrib.h"
+#include "daolease/fact.h"
+#include "daolease/mark.h"
+#include "daolease/stream.h"
+
 static char dir[256];
 static const char *bin;
 
@@ -249,12 +256,139 @@ static void test_default_wait_gives_up_with_75(void **state)
     wait_status(judge);
 }
 
+/* Appends `fact` (len bytes) to the journal, signed by the grantor. */
+static void put_signed(dls_medium *j, const dls_secret *g, const uint8_t *fact, size_t len)
+{
+    static uint8_t env[DLS_JOURNAL_RECORD_MAX + 512];
+    size_t elen;
+    assert_int_equal(dls_envelope_seal(g, dls_medium_id(j), fact, len, env, sizeof env, &elen),
+                     0);
+    uint64_t pos;
+    assert_int_equal(dls_medium_append(j, env, elen, &pos, NULL), 0);
+}
+
+/* judge.md rev 4 "Lost ledger", holder.md rev 4 Sizing; issue 12 item 6
+ * (holder side): the grantor's journal is lost while `run` works under
+ * lease L. A new journal at the same path starts above the floor L + 10
+ * (first mark: restarted, dao.judge/floor, dao.judge/from) and re-grants
+ * the subject to the same holder, unsolicited. The running `run` moves to
+ * the new journal, takes up the re-grant — its --lease-file now names the
+ * new id, which the command reads — and its command keeps running; with
+ * no judge confirming the new lease's renewals it is then stopped at that
+ * lease's bound. (The judge side — writing such a journal — is judge.md's;
+ * here the test writes it with the library.) */
+static void test_new_journal_regrant_keeps_run(void **state)
+{
+    (void)state;
+    pid_t judge = start_judge();
+    pid_t run = spawn("cd %s && exec %s run --config run.json --subject job6 --duration 2s "
+                      "--wait 30s --lease-file lease.txt -- sh -c 'while :; do cat lease.txt "
+                      ">> seen.txt; sleep 0.05; done' 2> regrant.err",
+                      dir, bin);
+    char path[512];
+    snprintf(path, sizeof path, "%s/lease.txt", dir);
+    unsigned long old = 0;
+    for (int i = 0; i < 1000 && !old; i++) {
+        FILE *f = fopen(path, "r");
+        if (f) {
+            if (fscanf(f, "%lu", &old) != 1)
+                old = 0;
+            fclose(f);
+        }
+        if (!old)
+            sleep_ms(10);
+    }
+    assert_true(old > 0);
+    sleep_ms(300); /* a renewal or two, confirmed */
+    kill(judge, SIGKILL);
+    wait_status(judge);
+    SH("cd %s && rm -f journal.dls journal.dls.lock", dir);
+
+    /* the owner's new journal */
+    assert_true(sodium_init() >= 0);
+    char p[512];
+    dls_secret *g;
+    snprintf(p, sizeof p, "%s/arbiter.secret", dir);
+    assert_int_equal(dls_secret_load(&g, p, NULL), 0);
+    dls_medium *a1;
+    snprintf(p, sizeof p, "%s/a1.dls", dir);
+    assert_int_equal(dls_medium_open(&a1, p, DLS_OPEN_READ, NULL, NULL), 0);
+    dls_cursor *c;
+    assert_int_equal(dls_cursor_new(&c, a1, 0), 0);
+    dls_record rec;
+    while (dls_cursor_next(c, &rec, NULL) == DLS_NEXT_OK)
+        ;
+    uint64_t from = dls_cursor_position(c);
+    dls_medium *j;
+    dls_medium_settings ms;
+    dls_medium_settings_default(&ms);
+    snprintf(p, sizeof p, "%s/journal.dls.new", dir);
+    unlink(p);
+    assert_int_equal(dls_medium_create(&j, DLS_MEDIUM_FILE, p, &ms, NULL), 0);
+    uint64_t floor = old + 10;
+    dls_mark_pos dp;
+    memcpy(dp.medium, dls_medium_id(a1), DLS_MEDIUM_ID_LEN);
+    dp.position = from;
+    dls_mark m = {
+        .pass = 1, .now_ns = 1000000000ull, .basis = {(const uint8_t *)"b", 1},
+        .tolerance_ns = 250000000ull, .cadence_ns = 100000000ull,
+        .drained = &dp, .n_drained = 1, .restarted = true,
+    };
+    uint8_t buf[512];
+    dls_mark_writer wr = {0};
+    size_t len;
+    assert_int_equal(dls_mark_encode_next(&m, &wr, buf, 400, &len), 1);
+    assert_true(buf[0] >= 0x80 && buf[0] <= 0x8d && floor < 128);
+    buf[0] += 2;
+    buf[len++] = 0xaf;
+    memcpy(buf + len, "dao.judge/floor", 15);
+    len += 15;
+    buf[len++] = (uint8_t)floor;
+    buf[len++] = 0xae;
+    memcpy(buf + len, "dao.judge/from", 14);
+    len += 14;
+    buf[len++] = 0x91;
+    buf[len++] = 0x92;
+    buf[len++] = 0xc4;
+    buf[len++] = DLS_MEDIUM_ID_LEN;
+    memcpy(buf + len, dls_medium_id(a1), DLS_MEDIUM_ID_LEN);
+    len += DLS_MEDIUM_ID_LEN;
+    assert_true(from < 128);
+    buf[len++] = (uint8_t)from;
+    put_signed(j, g, buf, len);
+    static const uint8_t subj[] = {0xa4, 'j', 'o', 'b', '6'};
+    dls_fact gf;
+    dls_fact_grant(&gf, floor + 1, (dls_bytes){subj, sizeof subj},
+                   (dls_bytes){(const uint8_t *)"a1", 2}, dls_duration_from_ns(2000000000ull),
+                   dls_medium_id(a1));
+    uint8_t fb[DLS_FACT_MAX];
+    assert_int_equal(dls_fact_encode(&gf, fb, sizeof fb, &len), 0);
+    put_signed(j, g, fb, len);
+    dls_medium_del(j);
+    /* the new journal appears at the journal's path in one step */
+    SH("cd %s && mv journal.dls.new journal.dls", dir);
+    dls_cursor_del(c);
+    dls_medium_del(a1);
+    dls_secret_del(g);
+
+    int st = wait_status(run); /* stopped at the new lease's bound: no judge */
+    assert_int_equal(st, 128 + SIGTERM);
+    SH("grep -q 'the grantor.s journal was replaced' %s/regrant.err", dir);
+    SH("grep -q 're-granted: lease %lu on \"job6\" (was %lu)' %s/regrant.err",
+       (unsigned long)floor + 1, old, dir);
+    /* the command read both tokens, the new one after the old */
+    SH("grep -qx '%lu' %s/seen.txt && grep -qx '%lu' %s/seen.txt", old, dir,
+       (unsigned long)floor + 1, dir);
+    SH("test \"$(tail -n 1 %s/seen.txt)\" = '%lu'", dir, (unsigned long)floor + 1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_missing_medium_refused_unless_create),
         cmocka_unit_test(test_killed_run_takes_child_down),
         cmocka_unit_test(test_default_wait_gives_up_with_75),
+        cmocka_unit_test(test_new_journal_regrant_keeps_run),
     };
     return cmocka_run_group_tests_name("run", tests, setup, teardown);
 }
