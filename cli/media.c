@@ -187,6 +187,7 @@ int dls_cli_holder_new(dls_holder **out, const char *sub, const char *where,
     parts.tick_party = DLS_CLI_TICK_PARTY;
     dls_holder_settings hs;
     dls_holder_settings_default(&hs);
+    hs.batch_max = 64; /* run and demo: one batch envelope per step (docs/holder.md) */
     dls_where w;
     int rc = dls_holder_new(out, &parts, &hs, NULL, NULL, &w);
     if (rc)

@@ -41,6 +41,7 @@ void dls_holder_settings_default(dls_holder_settings *s)
     s->max_proposals = 64;
     s->max_leases = 64;
     s->journal_budget = 0;
+    s->batch_max = 1;
 }
 
 /* Reads the holder's own medium from 0 for its last proposal seq, and for
@@ -86,17 +87,21 @@ static int read_own_seq(dls_holder *h, dls_where *w)
             break;
         }
         dls_attribution a;
-        dls_resolver_attribute(r, rec.p, rec.n, &a);
+        dls_facts it;
+        dls_resolver_attribute_facts(r, rec.p, rec.n, &a, &it); /* batches too */
         if (!a.attributed || !hld_bytes_is(a.author, h->name, h->name_len))
             continue;
-        dls_fact f;
-        if (dls_fact_decode(a.fact.p, a.fact.n, &f, NULL) != 0)
-            continue;
-        if (f.kind == DLS_FACT_PROPOSAL && f.seq > h->prop_seq)
-            h->prop_seq = f.seq;
-        if ((f.kind == DLS_FACT_RENEWAL || f.kind == DLS_FACT_RELEASE) &&
-            f.lease > h->own_floor)
-            h->own_floor = f.lease;
+        dls_bytes fb;
+        while (dls_facts_next(&it, &fb, NULL)) {
+            dls_fact f;
+            if (dls_fact_decode(fb.p, fb.n, &f, NULL) != 0)
+                continue;
+            if (f.kind == DLS_FACT_PROPOSAL && f.seq > h->prop_seq)
+                h->prop_seq = f.seq;
+            if ((f.kind == DLS_FACT_RENEWAL || f.kind == DLS_FACT_RELEASE) &&
+                f.lease > h->own_floor)
+                h->own_floor = f.lease;
+        }
     }
     dls_cursor_del(c);
     dls_resolver_del(r);
@@ -162,9 +167,10 @@ int dls_holder_new(dls_holder **out, const dls_holder_parts *parts,
     }
     if (s->max_proposals == 0 || s->max_leases == 0 ||
         s->max_proposals > 1u << 20 || s->max_leases > 1u << 20 ||
-        s->renew_interval_ns > DLS_NS_MAX) {
+        s->renew_interval_ns > DLS_NS_MAX || s->batch_max == 0 ||
+        s->batch_max > DLS_BATCH_COUNT_MAX) {
         hld_where(w, "holder: settings out of range (max_proposals and max_leases "
-                          "1..2^20, renew_interval_ns <= 2^63-1)");
+                          "1..2^20, renew_interval_ns <= 2^63-1, batch_max 1..4096)");
         return DLS_ERR_INVAL;
     }
     dls_holder *h = calloc(1, sizeof *h);
@@ -201,7 +207,7 @@ int dls_holder_new(dls_holder **out, const dls_holder_parts *parts,
     h->ud = user_data;
     h->props = calloc(s->max_proposals, sizeof *h->props);
     h->leases = calloc(s->max_leases, sizeof *h->leases);
-    if (!h->props || !h->leases) {
+    if (!h->props || !h->leases || hld_batch_init(h) != 0) {
         hld_where(w, "holder: out of memory");
         dls_holder_del(h);
         return DLS_ERR_NOMEM;
@@ -223,6 +229,7 @@ void dls_holder_del(dls_holder *h)
         free(h->leases[i].subject);
     free(h->leases);
     free(h->props);
+    hld_batch_fini(h);
     free(h->ev);
     sodium_memzero(h->msg, sizeof h->msg);
     free(h);

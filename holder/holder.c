@@ -94,7 +94,7 @@ uint64_t hld_lease_bound(const hlease *l)
 /* ---- writing the holder's own records -------------------------------------- */
 
 /* Encodes f, seals it when the holder has a secret, appends it. */
-static int append_fact(dls_holder *h, const dls_fact *f, uint64_t *pos)
+int hld_append_fact(dls_holder *h, const dls_fact *f, uint64_t *pos)
 {
     size_t flen = 0;
     int rc = dls_fact_encode(f, h->fact, sizeof h->fact, &flen);
@@ -112,17 +112,6 @@ static int append_fact(dls_holder *h, const dls_fact *f, uint64_t *pos)
     return dls_medium_append(h->medium, rec, rlen, pos, NULL);
 }
 
-static int append_renewal(dls_holder *h, uint64_t lease, uint64_t seq, uint64_t *pos)
-{
-    dls_fact f;
-    memset(&f, 0, sizeof f);
-    f.kind = DLS_FACT_RENEWAL;
-    f.keys = DLS_K_LEASE | DLS_K_SEQ;
-    f.lease = lease;
-    f.seq = seq;
-    return append_fact(h, &f, pos);
-}
-
 static int append_release(dls_holder *h, uint64_t lease, bool commit)
 {
     dls_fact f;
@@ -132,7 +121,7 @@ static int append_release(dls_holder *h, uint64_t lease, bool commit)
     f.lease = lease;
     f.commit = commit;
     uint64_t pos;
-    return append_fact(h, &f, &pos);
+    return hld_append_fact(h, &f, &pos);
 }
 
 /* ---- proposing ------------------------------------------------------------------ */
@@ -195,7 +184,7 @@ int dls_holder_propose(dls_holder *h, const uint8_t *subject, size_t subject_len
     f.subject.n = subject_len;
     f.seq = p.seq;
     uint64_t pos;
-    int rc = append_fact(h, &f, &pos);
+    int rc = hld_append_fact(h, &f, &pos);
     if (rc != 0) {
         snprintf(h->msg, sizeof h->msg, "propose: the append failed: %s", dls_strerror(rc));
         return rc;
@@ -312,19 +301,52 @@ static uint64_t lease_next(const hlease *l)
     return due < bound ? due : bound;
 }
 
-static void renew_due(dls_holder *h)
+/* The outcome of one owed write (holder.md: a renewal is an append that
+ * answered ok; any other outcome advances nothing). */
+static void apply_owed(dls_holder *h, const howed *o, int rc, uint64_t pos, uint64_t before)
 {
+    hlease *l = &h->leases[o->lease_ix];
+    if (o->release) {
+        dls_holder_event *e = hld_event_push(
+            h, rc == 0 ? DLS_HOLDER_RELEASED : DLS_HOLDER_RELEASE_FAILED, l->id, l->proposal);
+        if (e)
+            e->error = rc;
+        if (rc == 0)
+            l->state = DLS_HOLDER_RELEASED_OK;
+        return;
+    }
+    dls_holder_event *e = hld_event_push(
+        h, rc == 0 ? DLS_HOLDER_RENEWED : DLS_HOLDER_RENEWAL_FAILED, l->id, l->proposal);
+    if (e) {
+        e->seq = o->seq;
+        e->error = rc;
+    }
+    if (rc == 0) {
+        l->renewed = true;
+        l->last_renewal = before; /* the schedule runs from ok appends */
+        l->last_pos = pos;
+        l->failed = false;
+        /* the bound waits for a mark to confirm it (holder.md rev 4) */
+        if (l->npend == HLD_PENDING_MAX) {
+            memmove(l->pend, l->pend + 1, (HLD_PENDING_MAX - 1) * sizeof l->pend[0]);
+            l->npend--;
+        }
+        l->pend[l->npend++] = (hpend){pos, before};
+    } else {
+        l->failed = true;
+        l->failed_at = before;
+    }
+}
+
+/* Step 4: every renewal due and every release to retry, written together
+ * (batch.c), all timed by now — the reading taken before the appends. */
+static void renew_due(dls_holder *h, dls_holder_result *r)
+{
+    size_t n = 0;
     for (size_t i = 0; i < h->nleases; i++) {
         hlease *l = &h->leases[i];
         if (l->state == DLS_HOLDER_RELEASING) {
-            int rc = append_release(h, l->id, l->commit);
-            dls_holder_event *e = hld_event_push(
-                h, rc == 0 ? DLS_HOLDER_RELEASED : DLS_HOLDER_RELEASE_FAILED, l->id,
-                l->proposal);
-            if (e)
-                e->error = rc;
-            if (rc == 0)
-                l->state = DLS_HOLDER_RELEASED_OK;
+            h->owed[n++] = (howed){(uint32_t)i, true, 0};
             continue;
         }
         if (l->state != DLS_HOLDER_HELD || l->orphan || h->now < lease_next(l) ||
@@ -334,37 +356,19 @@ static void renew_due(dls_holder *h)
             l->failed = true;
             l->failed_at = h->now;
             dls_holder_event *e = hld_event_push(h, DLS_HOLDER_RENEWAL_FAILED, l->id,
-                                             l->proposal);
+                                                 l->proposal);
             if (e)
                 e->error = DLS_ERR_OVERFLOW;
             continue;
         }
-        uint64_t seq = ++l->seq; /* every attempt takes a fresh seq */
-        uint64_t before = h->now; /* the reading taken before the append */
-        uint64_t pos = 0;
-        int rc = append_renewal(h, l->id, seq, &pos);
-        dls_holder_event *e = hld_event_push(
-            h, rc == 0 ? DLS_HOLDER_RENEWED : DLS_HOLDER_RENEWAL_FAILED, l->id, l->proposal);
-        if (e) {
-            e->seq = seq;
-            e->error = rc;
-        }
-        if (rc == 0) {
-            l->renewed = true;
-            l->last_renewal = before; /* the schedule runs from ok appends */
-            l->last_pos = pos;
-            l->failed = false;
-            /* the bound waits for a mark to confirm it (holder.md rev 4) */
-            if (l->npend == HLD_PENDING_MAX) {
-                memmove(l->pend, l->pend + 1, (HLD_PENDING_MAX - 1) * sizeof l->pend[0]);
-                l->npend--;
-            }
-            l->pend[l->npend++] = (hpend){pos, before};
-        } else {
-            l->failed = true;
-            l->failed_at = before;
-        }
+        h->owed[n++] = (howed){(uint32_t)i, false, ++l->seq}; /* a fresh seq each attempt */
     }
+    if (n == 0)
+        return;
+    uint64_t before = h->now;
+    r->appends += (uint64_t)hld_write_owed(h, h->owed, n, h->owed_rc, h->owed_pos);
+    for (size_t k = 0; k < n; k++)
+        apply_owed(h, &h->owed[k], h->owed_rc[k], h->owed_pos[k], before);
 }
 
 bool dls_holder_next_reading(const dls_holder *h, uint64_t *reading)
@@ -399,7 +403,7 @@ int dls_holder_step(dls_holder *h, dls_holder_result *res)
     if (h->has_now) {
         check_bounds(h);
         hld_drain_journal(h, res);
-        renew_due(h);
+        renew_due(h, res);
     }
     res->events = h->ev;
     res->n_events = h->nev;

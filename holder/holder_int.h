@@ -56,6 +56,16 @@ typedef struct hprop {
  * kept (dropping the oldest only loses a confirmation: the safe side). */
 #define HLD_PENDING_MAX 16
 
+/* One record the step owes on the holder's medium (batch.c). */
+typedef struct howed {
+    uint32_t lease_ix; /* index in h->leases */
+    bool release;      /* a retried release; else a renewal with `seq` */
+    uint64_t seq;
+} howed;
+
+/* Room for one encoded renewal or release fact (they are under 64 bytes). */
+#define HLD_FACT_SLOT 128
+
 typedef struct hpend {
     uint64_t pos;     /* the renewal's position on the holder's medium */
     uint64_t reading; /* the reading taken before its append */
@@ -131,6 +141,16 @@ struct dls_holder {
     size_t nev, evcap;
     uint64_t events_lost;
 
+    /* step 4's writes (batch.c) */
+    howed *owed;          /* max_leases */
+    int *owed_rc;         /* max_leases */
+    uint64_t *owed_pos;   /* max_leases */
+    uint8_t *farena;      /* batch_max slots of HLD_FACT_SLOT */
+    dls_bytes *facts;     /* batch_max */
+    const uint8_t **recs; /* batch_max */
+    size_t *lens;         /* batch_max */
+    uint8_t *bbuf;        /* a batch envelope (DLS_BATCH_RECORD_MAX), with a secret */
+
     char msg[DLS_HOLDER_TEXT_MAX];
     uint8_t fact[DLS_FACT_MAX];
     uint8_t env[ENV_MAX];
@@ -170,6 +190,16 @@ uint64_t hld_lease_bound(const hlease *l);
 
 /* Step 3: drains the grantor's journal (journal.c). */
 void hld_drain_journal(dls_holder *h, dls_holder_result *r);
+
+/* Encodes f, seals it when the holder has a secret, appends it (holder.c). */
+int hld_append_fact(dls_holder *h, const dls_fact *f, uint64_t *pos);
+
+/* Step 4's writes (batch.c): allocate / free the buffers; append owed[0..n)
+ * in as few appends as settings.batch_max allows, rcs[k] and pos[k] the
+ * outcome of each; returns the number of appends made. */
+int hld_batch_init(dls_holder *h);
+void hld_batch_fini(dls_holder *h);
+int hld_write_owed(dls_holder *h, const howed *owed, size_t n, int *rcs, uint64_t *pos);
 
 /* The lease is lost for good (holder.md rev 4): AT_BOUND, a BOUND event
  * whose text says why (holder.c). */

@@ -1781,6 +1781,194 @@ static void test_new_journal_regrant_accepted(void **state)
     dls_medium_del(j2);
 }
 
+/* A holder (secret or bare) with batch_max `bm`, holding leases 1..n
+ * granted unsolicited at 10 s (duration 3 s: renewals due at 11 s). */
+static fx *fx_batched(size_t bm, bool secret, uint64_t n)
+{
+    fx *f = fx_parts();
+    f->s.batch_max = bm;
+    dls_holder_parts p = fx_holder_parts(f);
+    if (!secret)
+        p.secret = NULL;
+    dls_where w;
+    int rc = dls_holder_new(&f->h, &p, &f->s, &f->cb, f, &w);
+    if (rc != 0)
+        fail_msg("dls_holder_new: %s: %s", dls_strerror(rc), w.reason);
+    tick_at(f, 10 * S);
+    for (uint64_t id = 1; id <= n; id++)
+        grant(f, f->grantor, id, HOLDER, NULL, 3 * S, 0, NULL);
+    step(f);
+    assert_int_equal(count_events(f, DLS_HOLDER_GRANTED), n);
+    return f;
+}
+
+/* Reads the holder medium's record at `pos` with the agent's key (signed)
+ * or as the holder's (bare): the number of facts it carries, and checks
+ * each is a renewal (seq 1) or release of a lease in 1..n. */
+static uint32_t facts_at(fx *f, uint64_t pos, bool secret, uint64_t n, uint32_t *releases)
+{
+    dls_keyring *kr;
+    assert_int_equal(dls_keyring_new(&kr), 0);
+    assert_int_equal(dls_keyring_add(kr, (const uint8_t *)HOLDER, strlen(HOLDER),
+                                     DLS_KEY_ED25519, dls_secret_public(f->agent)),
+                     0);
+    dls_resolver *r;
+    if (secret)
+        assert_int_equal(dls_resolver_new_signed(&r, dls_medium_id(f->hm), kr), 0);
+    else
+        assert_int_equal(dls_resolver_new_medium(&r, dls_medium_id(f->hm), HOLDER, NULL), 0);
+    assert_true(pos < f->hmi->n);
+    dls_attribution a;
+    dls_facts it;
+    dls_resolver_attribute_facts(r, f->hmi->recs[pos].p, f->hmi->recs[pos].n, &a, &it);
+    assert_true(a.attributed);
+    dls_bytes fb;
+    uint32_t count = 0;
+    while (dls_facts_next(&it, &fb, NULL)) {
+        dls_fact fact;
+        assert_int_equal(dls_fact_decode(fb.p, fb.n, &fact, NULL), 0);
+        assert_true(fact.lease >= 1 && fact.lease <= n);
+        if (fact.kind == DLS_FACT_RELEASE)
+            (*releases)++;
+        else
+            assert_int_equal(fact.kind, DLS_FACT_RENEWAL);
+        count++;
+    }
+    dls_resolver_del(r);
+    dls_keyring_del(kr);
+    return count;
+}
+
+/* issue 13 item 2; attribution.md rev 4 "Batch envelopes": one step puts
+ * every renewal (and retried release) it owes into one batch envelope —
+ * one signature, one append — up to batch_max; each renewal is confirmed
+ * at the batch's position; without a secret, bare facts go out in one
+ * batched append. Before, five renewals were five appends. */
+static void test_batched_renewals_one_append(void **state)
+{
+    (void)state;
+    for (int secret = 1; secret >= 0; secret--) {
+        fx *f = fx_batched(64, secret, 5);
+        size_t before = f->hmi->n;
+        uint64_t appends_before = f->hmi->appends_ok;
+        tick_at(f, 11 * S);
+        step(f);
+        assert_int_equal(count_events(f, DLS_HOLDER_RENEWED), 5);
+        assert_true(f->res.appends == 1);
+        assert_true(f->hmi->appends_ok == appends_before + 1);
+        uint32_t rel = 0;
+        if (secret) {
+            assert_true(f->hmi->n == before + 1); /* one batch envelope */
+            assert_int_equal(facts_at(f, before, true, 5, &rel), 5);
+        } else {
+            assert_true(f->hmi->n == before + 5); /* five bare records, one write */
+            for (size_t k = 0; k < 5; k++)
+                assert_int_equal(facts_at(f, before + k, false, 5, &rel), 1);
+        }
+        dls_holder_lease li;
+        for (uint64_t id = 1; id <= 5; id++) {
+            assert_int_equal(dls_holder_lease_info(f->h, id, &li), 0);
+            assert_true(li.renewed && li.seq == 1 && !li.confirmed);
+            if (secret)
+                assert_true(li.last_position == before); /* (position, index) */
+        }
+        /* one mark past the batch confirms all five */
+        mark_all(f);
+        tick_at(f, 11 * S + 100 * MS);
+        step(f);
+        for (uint64_t id = 1; id <= 5; id++) {
+            assert_int_equal(dls_holder_lease_info(f->h, id, &li), 0);
+            assert_true(li.confirmed && li.confirmed_renewal == 11 * S);
+            assert_true(li.bound == 14 * S);
+        }
+        fx_del(f);
+    }
+}
+
+/* issue 13 item 2: releases that failed are retried in the same batch as
+ * the renewals; batch_max caps the facts per append. */
+static void test_batch_max_and_releases(void **state)
+{
+    (void)state;
+    fx *f = fx_batched(64, true, 5);
+    f->hmi->fail = DLS_ERR_IO;
+    assert_int_equal(dls_holder_release(f->h, 4, false), DLS_ERR_IO);
+    assert_int_equal(dls_holder_release(f->h, 5, true), DLS_ERR_IO);
+    f->hmi->fail = 0;
+    size_t before = f->hmi->n;
+    tick_at(f, 11 * S);
+    step(f);
+    assert_int_equal(count_events(f, DLS_HOLDER_RENEWED), 3);
+    assert_int_equal(count_events(f, DLS_HOLDER_RELEASED), 2);
+    assert_true(f->res.appends == 1);
+    uint32_t rel = 0;
+    assert_int_equal(facts_at(f, before, true, 5, &rel), 5);
+    assert_int_equal(rel, 2);
+    fx_del(f);
+
+    /* batch_max 2: five renewals in three appends (2 + 2 + 1 plain) */
+    f = fx_batched(2, true, 5);
+    before = f->hmi->n;
+    tick_at(f, 11 * S);
+    step(f);
+    assert_int_equal(count_events(f, DLS_HOLDER_RENEWED), 5);
+    assert_true(f->res.appends == 3);
+    assert_true(f->hmi->n == before + 3);
+    rel = 0;
+    assert_int_equal(facts_at(f, before, true, 5, &rel), 2);
+    assert_int_equal(facts_at(f, before + 1, true, 5, &rel), 2);
+    assert_int_equal(facts_at(f, before + 2, true, 5, &rel), 1);
+    fx_del(f);
+
+    /* a failed batch fails every renewal in it: nothing advances */
+    f = fx_batched(64, true, 3);
+    f->hmi->fail = DLS_ERR_IO;
+    tick_at(f, 11 * S);
+    step(f);
+    assert_int_equal(count_events(f, DLS_HOLDER_RENEWAL_FAILED), 3);
+    assert_int_equal(count_events(f, DLS_HOLDER_RENEWED), 0);
+    assert_true(f->res.appends == 1);
+    dls_holder_lease li;
+    assert_int_equal(dls_holder_lease_info(f->h, 2, &li), 0);
+    assert_false(li.renewed);
+    fx_del(f);
+
+    /* settings out of range */
+    f = fx_parts();
+    f->s.batch_max = 0;
+    dls_holder_parts p = fx_holder_parts(f);
+    dls_where w;
+    assert_int_equal(dls_holder_new(&f->h, &p, &f->s, NULL, NULL, &w), DLS_ERR_INVAL);
+    f->s.batch_max = DLS_BATCH_COUNT_MAX + 1;
+    assert_int_equal(dls_holder_new(&f->h, &p, &f->s, NULL, NULL, &w), DLS_ERR_INVAL);
+    f->h = NULL;
+    fx_del(f);
+}
+
+/* holder.md restart rule (docs/holder.md "a restarted holder does not
+ * resume leases"): a holder reading back its own medium finds the lease ids
+ * inside its batch envelopes too, and never takes them up again. */
+static void test_restart_reads_batches(void **state)
+{
+    (void)state;
+    fx *f = fx_batched(64, true, 5);
+    tick_at(f, 11 * S);
+    step(f);
+    assert_true(f->res.appends == 1);
+    dls_holder_del(f->h);
+    dls_cursor_del(f->jcur);
+    assert_int_equal(dls_cursor_new(&f->jcur, f->journal, 0), 0);
+    fx_start(f);
+    tick_at(f, 12 * S);
+    grant(f, f->grantor, 5, HOLDER, NULL, 3 * S, 0, NULL);
+    step(f);
+    assert_int_equal(count_events(f, DLS_HOLDER_GRANTED), 0);
+    grant(f, f->grantor, 6, HOLDER, NULL, 3 * S, 0, NULL);
+    step(f);
+    assert_int_equal(count_events(f, DLS_HOLDER_GRANTED), 1);
+    fx_del(f);
+}
+
 /* holder.md "Release when done (optionally with commit)"; "Learn of a
  * reclaim by observing it". */
 static void test_release_and_lapsed(void **state)
@@ -2764,6 +2952,9 @@ int main(void)
         cmocka_unit_test(test_journal_gap_loses_every_lease),
         cmocka_unit_test(test_mark_continuation_waits),
         cmocka_unit_test(test_new_journal_regrant_accepted),
+        cmocka_unit_test(test_batched_renewals_one_append),
+        cmocka_unit_test(test_batch_max_and_releases),
+        cmocka_unit_test(test_restart_reads_batches),
         cmocka_unit_test(test_release_and_lapsed),
         cmocka_unit_test(test_restart_reads_last_seq),
         cmocka_unit_test(test_sizing_at_propose_and_grant),

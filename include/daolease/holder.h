@@ -110,6 +110,16 @@ typedef struct dls_holder_tolerance {
  *   max_leases          64    leases tracked at once (held, bound, released
  *                             but not yet lapsed)
  *   journal_budget      0     journal records drained per step; 0 = no limit
+ *   batch_max           1     facts one append may carry (1 ... 4096): a step
+ *                             writes every renewal and retried release it owes
+ *                             in one batch envelope (with a secret: one
+ *                             signature, one append, one sync; attribution.md
+ *                             rev 4) or, for bare facts, one batched append of
+ *                             records, up to batch_max facts and the
+ *                             65,536-byte record limit each. A single fact is
+ *                             always a plain envelope (or bare fact). 1: never
+ *                             batch — the default, because a revision-3 judge
+ *                             counts a batch envelope as one forged record
  */
 typedef struct dls_holder_settings {
     uint64_t renew_interval_ns;
@@ -123,6 +133,7 @@ typedef struct dls_holder_settings {
     size_t max_proposals;
     size_t max_leases;
     size_t journal_budget;
+    size_t batch_max;
 } dls_holder_settings;
 
 /* Fills s with the defaults listed above. */
@@ -339,6 +350,8 @@ typedef struct dls_holder_result {
     bool journal_ended;      /* the journal is sealed (cursor retired) */
     int journal_error;       /* 0, or DLS_ERR_TRANSPORT when the journal answered
                                 transport-error this step */
+    uint64_t appends;        /* appends made to the holder's medium this step
+                                (renewals and retried releases; batch_max) */
 } dls_holder_result;
 
 /* One step of the holder, in order:
@@ -354,7 +367,8 @@ typedef struct dls_holder_result {
  *   4. renew every held lease that is due (interval since the later of the
  *      observed grant and the last ok renewal, on the holder's ticks), with
  *      the next seq, timed by now (the reading before the append); retry
- *      releases that failed;
+ *      releases that failed — all of them in as few appends as batch_max
+ *      allows (res.appends counts them);
  *   5. compute the next reading at which a step is needed.
  * Returns 0; DLS_ERR_TICKS_ENDED when the tick stream was sealed (every
  * lease reaches its bound at once: a holder that cannot measure time stops
