@@ -208,6 +208,7 @@ static void test_failing_renewals_stop_child_before_regrant(void **state)
     stop(judge);
     assert_int_equal(s1, 0); /* the trap exits 0 after SIGTERM */
     sh("grep -q 'lease lost' %s/run1.err", dir);
+    sh("grep -q 'newest confirmed position' %s/run1.err", dir); /* issue 12 item 7 */
     struct write w[8];
     size_t n = read_writes("writes2", w, 8);
     assert_int_equal(n, 3);
