@@ -38,21 +38,34 @@ static void late_renewal_of(dls_audit *a, dls_bytes holder)
     a->late_renewals[a->sum.n_late_renewals++] = hc;
 }
 
-static void apply_renewal(dls_audit *a, size_t mix, const dls_attribution *at, const dls_fact *f)
+/* The lease a renewal or release names, when it may count for it. One
+ * check, in the judge's order (judge/apply.c, evidence_for), so that a fact
+ * failing several conditions lands under the same counter in both: unknown
+ * lease, then gate 2 (only the registered medium), then gate 1 (only the
+ * lease's holder). Issue 14 item 4. */
+static audit_lease *evidence_for(dls_audit *a, size_t mix, dls_bytes author, uint64_t id)
 {
-    audit_lease *l = au_lease_find(a, f->lease);
+    audit_lease *l = au_lease_find(a, id);
     if (!l || !l->live) {
         a->ignored[IGNORED_UNKNOWN_LEASE]++;
-        return;
+        return NULL;
     }
-    if (!dls_bytes_eq(at->author, l->pub.holder)) {
-        a->ignored[IGNORED_WRONG_AUTHOR]++;
-        return;
-    }
-    if (l->medium_ix != mix) {
+    if (l->medium_ix != mix) { /* gate 2 */
         a->ignored[IGNORED_MISPLACED]++;
-        return;
+        return NULL;
     }
+    if (!dls_bytes_eq(author, l->pub.holder)) { /* gate 1 */
+        a->ignored[IGNORED_WRONG_AUTHOR]++;
+        return NULL;
+    }
+    return l;
+}
+
+static void apply_renewal(dls_audit *a, size_t mix, const dls_attribution *at, const dls_fact *f)
+{
+    audit_lease *l = evidence_for(a, mix, at->author, f->lease);
+    if (!l)
+        return;
     if (f->seq <= l->last_seq) {
         a->ignored[IGNORED_REPLAYED]++;
         return;
@@ -81,19 +94,9 @@ static void apply_renewal(dls_audit *a, size_t mix, const dls_attribution *at, c
 
 static void apply_release(dls_audit *a, size_t mix, const dls_attribution *at, const dls_fact *f)
 {
-    audit_lease *l = au_lease_find(a, f->lease);
-    if (!l || !l->live) {
-        a->ignored[IGNORED_UNKNOWN_LEASE]++;
+    audit_lease *l = evidence_for(a, mix, at->author, f->lease);
+    if (!l)
         return;
-    }
-    if (!dls_bytes_eq(at->author, l->pub.holder)) {
-        a->ignored[IGNORED_WRONG_AUTHOR]++;
-        return;
-    }
-    if (l->medium_ix != mix) {
-        a->ignored[IGNORED_MISPLACED]++;
-        return;
-    }
     if (l->pub.released) { /* rule 6: the first release observed stands */
         a->defective[DEFECTIVE_RULE6]++;
         return;
@@ -141,8 +144,10 @@ void au_apply_record(dls_audit *a, size_t mix, const dls_record *rec)
     dls_where w = {0};
     int rc = dls_fact_decode(at.fact.p, at.fact.n, &f, &w);
     if (rc) {
-        int rule = rc >= DLS_ERR_RULE5 && rc <= DLS_ERR_RULE1 ? DLS_ERR_RULE1 - rc : 0;
-        a->defective[rule]++;
+        /* the rule the decoder names, as the judge counts it (rule 1 when
+         * it names none) */
+        int rule = w.rule >= 1 && w.rule <= DEFECTIVE_N ? w.rule : 1;
+        a->defective[rule - 1]++;
         return;
     }
     switch (f.kind) {
