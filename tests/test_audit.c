@@ -364,35 +364,76 @@ static void base_media(tw *t)
     base_west(t);
 }
 
-/* Marks 1–6 and the two first grants. */
-static void j_head(tw *t, bool restart_at_6)
+/* The base run's journal, one step a row (the shared fixture of the
+ * planted faults, issue 14 item 8): each mark followed by the records of
+ * its pass. A planted fault writes the rows it keeps with base_journal()
+ * and plants its own around them. */
+enum { JS_MARK, JS_GRANT, JS_LAPSED };
+typedef struct jstep {
+    int kind;
+    mk m;               /* JS_MARK */
+    uint64_t lease;     /* JS_GRANT: 1, 2 or 3 of the base run; JS_LAPSED */
+    dls_cause cause;    /* JS_LAPSED */
+} jstep;
+
+static const jstep BASE_JOURNAL[] = {
+    {JS_MARK, {.pass = 1, .now_ms = 3725000, .drained = {1, 1}, .restarted = true}, 0, 0},
+    {JS_GRANT, {0}, 1, 0},
+    {JS_GRANT, {0}, 2, 0},
+    {JS_MARK, {.pass = 2, .now_ms = 3725800, .drained = {2, 1}}, 0, 0},
+    {JS_MARK, {.pass = 3, .now_ms = 3726600, .drained = {2, 2}}, 0, 0},
+    {JS_MARK, {.pass = 4, .now_ms = 3727400, .drained = {4, 2}}, 0, 0},
+    {JS_MARK, {.pass = 6, .now_ms = 3729000, .drained = {5, 2}}, 0, 0},
+    {JS_MARK, {.pass = 8, .now_ms = 3730600, .drained = {5, 2}, .n_due = 1,
+               .due = {{2, DLS_CAUSE_SILENCE}}}, 0, 0},
+    {JS_LAPSED, {0}, 2, DLS_CAUSE_SILENCE},
+    {JS_GRANT, {0}, 3, 0},
+    {JS_MARK, {.pass = 9, .now_ms = 3731400, .drained = {7, 2}, .n_due = 1,
+               .due = {{1, DLS_CAUSE_RELEASE}}}, 0, 0},
+    {JS_LAPSED, {0}, 1, DLS_CAUSE_RELEASE},
+    {JS_MARK, {.pass = 10, .now_ms = 3732200, .drained = {8, 2}}, 0, 0},
+};
+
+/* The base run's grants. */
+static void base_grant(tw *t, uint64_t lease)
 {
-    put_mark(t, &(mk){.pass = 1, .now_ms = 3725000, .drained = {1, 1}, .restarted = true});
-    grant(t, 1, B(SUBJ_Q), "worker-east", dur(DLS_UNIT_S, 4), EAST, B(PROP_E1));
-    grant(t, 2, B(SUBJ_S7), "worker-west", dur(DLS_UNIT_S, 3), WEST, B(PROP_W1));
-    put_mark(t, &(mk){.pass = 2, .now_ms = 3725800, .drained = {2, 1}});
-    put_mark(t, &(mk){.pass = 3, .now_ms = 3726600, .drained = {2, 2}});
-    put_mark(t, &(mk){.pass = 4, .now_ms = 3727400, .drained = {4, 2}});
-    put_mark(t, &(mk){.pass = 6, .now_ms = 3729000, .drained = {5, 2}, .restarted = restart_at_6});
+    if (lease == 1)
+        grant(t, 1, B(SUBJ_Q), "worker-east", dur(DLS_UNIT_S, 4), EAST, B(PROP_E1));
+    else if (lease == 2)
+        grant(t, 2, B(SUBJ_S7), "worker-west", dur(DLS_UNIT_S, 3), WEST, B(PROP_W1));
+    else
+        grant(t, 3, B(SUBJ_S7), "worker-east", dur(DLS_UNIT_MS, 2500), EAST, B(PROP_E2));
 }
 
-static void j_base_tail(tw *t)
+/* Writes the base journal's marks of passes [from, to], each with the
+ * records of its pass. west != 0: worker-west is drained to `west` from
+ * pass 6 on (a planted record on its medium). */
+static void base_journal(tw *t, uint64_t from, uint64_t to, uint64_t west)
 {
-    put_mark(t, &(mk){.pass = 8, .now_ms = 3730600, .drained = {5, 2}, .n_due = 1,
-                      .due = {{2, DLS_CAUSE_SILENCE}}});
-    lapsed(t, 2, DLS_CAUSE_SILENCE);
-    grant(t, 3, B(SUBJ_S7), "worker-east", dur(DLS_UNIT_MS, 2500), EAST, B(PROP_E2));
-    put_mark(t, &(mk){.pass = 9, .now_ms = 3731400, .drained = {7, 2}, .n_due = 1,
-                      .due = {{1, DLS_CAUSE_RELEASE}}});
-    lapsed(t, 1, DLS_CAUSE_RELEASE);
-    put_mark(t, &(mk){.pass = 10, .now_ms = 3732200, .drained = {8, 2}});
+    bool in = false;
+    for (size_t i = 0; i < sizeof BASE_JOURNAL / sizeof BASE_JOURNAL[0]; i++) {
+        const jstep *s = &BASE_JOURNAL[i];
+        if (s->kind == JS_MARK)
+            in = s->m.pass >= from && s->m.pass <= to;
+        if (!in)
+            continue;
+        if (s->kind == JS_MARK) {
+            mk m = s->m;
+            if (west && m.pass >= 6)
+                m.drained[WEST] = west;
+            put_mark(t, &m);
+        } else if (s->kind == JS_GRANT) {
+            base_grant(t, s->lease);
+        } else {
+            lapsed(t, s->lease, s->cause);
+        }
+    }
 }
 
 static void base_run(tw *t)
 {
     base_media(t);
-    j_head(t, false);
-    j_base_tail(t);
+    base_journal(t, 1, 10, 0);
 }
 
 /* ---- running the audit ------------------------------------------------------ */
@@ -774,30 +815,79 @@ static void test_base_run_clean(void **state)
     tw_close(&t);
 }
 
+/* ---- the planted-fault fixture ---------------------------------------------- */
+
+/* Shared by the planted-fault tests (issue 14 item 8): the writer on
+ * in-memory rings (worker-west keeping only its newest record for the
+ * eviction case), the base run's steps in BASE_JOURNAL, and the audit freed
+ * by the teardown whatever the test asserted. */
+typedef struct fx {
+    tw t;
+    size_t west_cap;
+    bool open;
+    dls_audit *a;
+} fx;
+
+static int fx_setup_cap(void **state, size_t west_cap)
+{
+    fx *x = calloc(1, sizeof *x);
+    if (!x)
+        return -1;
+    x->west_cap = west_cap;
+    *state = x;
+    return 0;
+}
+
+static int fx_setup(void **state) { return fx_setup_cap(state, 0); }
+static int fx_setup_evict(void **state) { return fx_setup_cap(state, 1); }
+
+static void fx_clear(fx *x)
+{
+    dls_audit_del(x->a);
+    x->a = NULL;
+    if (x->open)
+        tw_close(&x->t);
+    x->open = false;
+}
+
+static int fx_teardown(void **state)
+{
+    fx *x = *state;
+    fx_clear(x);
+    free(x);
+    return 0;
+}
+
+/* Plants a fault on fresh media and journal and audits it; the audit lives
+ * until the next fx_plant or the teardown. */
+static dls_audit *fx_plant(void **state, void (*plant)(tw *t))
+{
+    fx *x = *state;
+    fx_clear(x);
+    tw_open(&x->t, NULL, MK_RING, x->west_cap);
+    x->open = true;
+    plant(&x->t);
+    x->a = audit_tw(&x->t);
+    return x->a;
+}
+
 /* Planted: the judge lapses lease 2 by silence at pass 7, where now − last
  * observation is 3200 ms, not more than 3000 + 250 (judge.md step 3, strict
  * comparison): one due mismatch (pass 7) and one unjustified lapse. */
 static void plant_early_silence(tw *t)
 {
     base_media(t);
-    j_head(t, false);
+    base_journal(t, 1, 6, 0);
     put_mark(t, &(mk){.pass = 7, .now_ms = 3729800, .drained = {5, 2}, .n_due = 1,
                       .due = {{2, DLS_CAUSE_SILENCE}}});
     lapsed(t, 2, DLS_CAUSE_SILENCE);
-    grant(t, 3, B(SUBJ_S7), "worker-east", dur(DLS_UNIT_MS, 2500), EAST, B(PROP_E2));
-    put_mark(t, &(mk){.pass = 9, .now_ms = 3731400, .drained = {7, 2}, .n_due = 1,
-                      .due = {{1, DLS_CAUSE_RELEASE}}});
-    lapsed(t, 1, DLS_CAUSE_RELEASE);
-    put_mark(t, &(mk){.pass = 10, .now_ms = 3732200, .drained = {8, 2}});
+    base_grant(t, 3);
+    base_journal(t, 9, 10, 0);
 }
 
 static void test_fault_early_silence(void **state)
 {
-    (void)state;
-    tw t;
-    tw_open(&t, NULL, MK_RING, 0);
-    plant_early_silence(&t);
-    dls_audit *a = audit_tw(&t);
+    dls_audit *a = fx_plant(state, plant_early_silence);
     expect_failures(a, 1, 1, 0, 0);
     expect_lease(a, 2, 1, 0, 7, DLS_CAUSE_SILENCE, 1, DLS_AUDIT_UNJUSTIFIED_LAPSE);
     expect_lease(a, 1, 1, 9, 9, DLS_CAUSE_RELEASE, 0, DLS_AUDIT_OK);
@@ -809,8 +899,6 @@ static void test_fault_early_silence(void **state)
     assert_int_equal(s->due_mismatches[0].lease, 2);
     assert_int_equal(s->due_mismatches[0].judge, DLS_CAUSE_SILENCE);
     assert_int_equal(s->due_mismatches[0].audit, DLS_CAUSE_NONE);
-    dls_audit_del(a);
-    tw_close(&t);
 }
 
 /* Planted: a wrong cause. (a) the lapsed record says cap where the due list
@@ -821,7 +909,7 @@ static void test_fault_early_silence(void **state)
 static void plant_wrong_cause(tw *t, bool in_due)
 {
     base_media(t);
-    j_head(t, false);
+    base_journal(t, 1, 6, 0);
     put_mark(t, &(mk){.pass = 8, .now_ms = 3730600, .drained = {5, 2}, .n_due = 1,
                       .due = {{2, DLS_CAUSE_SILENCE}}});
     lapsed(t, 2, in_due ? DLS_CAUSE_SILENCE : DLS_CAUSE_CAP);
@@ -832,22 +920,17 @@ static void plant_wrong_cause(tw *t, bool in_due)
     put_mark(t, &(mk){.pass = 10, .now_ms = 3732200, .drained = {8, 2}});
 }
 
+static void plant_wrong_cause_lapsed(tw *t) { plant_wrong_cause(t, false); }
+static void plant_wrong_cause_in_due(tw *t) { plant_wrong_cause(t, true); }
+
 static void test_fault_wrong_cause(void **state)
 {
-    (void)state;
-    tw t;
-    tw_open(&t, NULL, MK_RING, 0);
-    plant_wrong_cause(&t, false);
-    dls_audit *a = audit_tw(&t);
+    dls_audit *a = fx_plant(state, plant_wrong_cause_lapsed);
     expect_failures(a, 1, 0, 0, 0);
     expect_lease(a, 2, 1, 8, 8, DLS_CAUSE_CAP, 1, DLS_AUDIT_UNJUSTIFIED_LAPSE);
     expect_lease(a, 1, 1, 9, 9, DLS_CAUSE_RELEASE, 0, DLS_AUDIT_OK);
-    dls_audit_del(a);
-    tw_close(&t);
 
-    tw_open(&t, NULL, MK_RING, 0);
-    plant_wrong_cause(&t, true);
-    a = audit_tw(&t);
+    a = fx_plant(state, plant_wrong_cause_in_due);
     expect_failures(a, 1, 1, 0, 0);
     expect_lease(a, 1, 1, 9, 9, DLS_CAUSE_SILENCE, 0, DLS_AUDIT_UNJUSTIFIED_LAPSE);
     assert_int_equal(lease_of(a, 1)->due_cause, DLS_CAUSE_RELEASE); /* the audit's own */
@@ -856,19 +939,6 @@ static void test_fault_wrong_cause(void **state)
     assert_int_equal(s->due_mismatches[0].pass, 9);
     assert_int_equal(s->due_mismatches[0].judge, DLS_CAUSE_SILENCE);
     assert_int_equal(s->due_mismatches[0].audit, DLS_CAUSE_RELEASE);
-    dls_audit_del(a);
-    tw_close(&t);
-}
-
-/* Marks 1–4 of the base run and the two first grants. */
-static void j_1to4(tw *t)
-{
-    put_mark(t, &(mk){.pass = 1, .now_ms = 3725000, .drained = {1, 1}, .restarted = true});
-    grant(t, 1, B(SUBJ_Q), "worker-east", dur(DLS_UNIT_S, 4), EAST, B(PROP_E1));
-    grant(t, 2, B(SUBJ_S7), "worker-west", dur(DLS_UNIT_S, 3), WEST, B(PROP_W1));
-    put_mark(t, &(mk){.pass = 2, .now_ms = 3725800, .drained = {2, 1}});
-    put_mark(t, &(mk){.pass = 3, .now_ms = 3726600, .drained = {2, 2}});
-    put_mark(t, &(mk){.pass = 4, .now_ms = 3727400, .drained = {4, 2}});
 }
 
 /* Planted: at pass 4 the judge grants "queue/invoices" to worker-west (lease
@@ -879,7 +949,7 @@ static void j_1to4(tw *t)
 static void plant_double_grant(tw *t)
 {
     base_media(t);
-    j_1to4(t);
+    base_journal(t, 1, 4, 0);
     grant(t, 3, B(SUBJ_Q), "worker-west", dur(DLS_UNIT_S, 10), WEST, (dls_bytes){0});
     put_mark(t, &(mk){.pass = 6, .now_ms = 3729000, .drained = {5, 2}});
     put_mark(t, &(mk){.pass = 8, .now_ms = 3730600, .drained = {5, 2}, .n_due = 1,
@@ -894,11 +964,7 @@ static void plant_double_grant(tw *t)
 
 static void test_fault_double_grant(void **state)
 {
-    (void)state;
-    tw t;
-    tw_open(&t, NULL, MK_RING, 0);
-    plant_double_grant(&t);
-    dls_audit *a = audit_tw(&t);
+    dls_audit *a = fx_plant(state, plant_double_grant);
     expect_failures(a, 0, 0, 1, 0);
     expect_lease(a, 3, 4, 0, 0, DLS_CAUSE_NONE, 0, DLS_AUDIT_DOUBLE_GRANT);
     expect_lease(a, 1, 1, 9, 9, DLS_CAUSE_RELEASE, 0, DLS_AUDIT_OK);
@@ -906,8 +972,6 @@ static void test_fault_double_grant(void **state)
     const dls_audit_summary *s = dls_audit_summary_of(a);
     assert_int_equal(count_of(s->ignored, s->n_ignored, "misplaced"), 2);
     assert_int_equal(count_of(s->ignored, s->n_ignored, "wrong-author"), 0);
-    dls_audit_del(a);
-    tw_close(&t);
 }
 
 /* The grant-policy invariants behind double grants: shared grants together
@@ -1004,34 +1068,22 @@ static void test_verdict_precedence(void **state)
 static void plant_forged_journal_record(tw *t)
 {
     base_media(t);
-    put_mark(t, &(mk){.pass = 1, .now_ms = 3725000, .drained = {1, 1}, .restarted = true});
-    grant(t, 1, B(SUBJ_Q), "worker-east", dur(DLS_UNIT_S, 4), EAST, B(PROP_E1));
-    grant(t, 2, B(SUBJ_S7), "worker-west", dur(DLS_UNIT_S, 3), WEST, B(PROP_W1));
+    base_journal(t, 1, 1, 0);
     dls_fact f;
     dls_fact_grant(&f, 7, B(SUBJ_Q), (dls_bytes){(const uint8_t *)"worker-west", 11},
                    dur(DLS_UNIT_S, 3), dls_medium_id(t->m[WEST]));
     put(t->j, t->forger_arb, &f);
-    put_mark(t, &(mk){.pass = 2, .now_ms = 3725800, .drained = {2, 1}});
-    put_mark(t, &(mk){.pass = 3, .now_ms = 3726600, .drained = {2, 2}});
-    put_mark(t, &(mk){.pass = 4, .now_ms = 3727400, .drained = {4, 2}});
-    put_mark(t, &(mk){.pass = 6, .now_ms = 3729000, .drained = {5, 2}});
-    j_base_tail(t);
+    base_journal(t, 2, 10, 0);
 }
 
 static void test_fault_bad_signature(void **state)
 {
-    (void)state;
-    tw t;
-    tw_open(&t, NULL, MK_RING, 0);
-    plant_forged_journal_record(&t);
-    dls_audit *a = audit_tw(&t);
+    dls_audit *a = fx_plant(state, plant_forged_journal_record);
     expect_failures(a, 0, 0, 0, 1);
     const dls_audit_summary *s = dls_audit_summary_of(a);
     assert_int_equal(s->journal_forged, 1);
     assert_int_equal(dls_audit_lease_count(a), 3);
     expect_lease(a, 2, 1, 8, 8, DLS_CAUSE_SILENCE, 1, DLS_AUDIT_OK);
-    dls_audit_del(a);
-    tw_close(&t);
 }
 
 /* A journal from another grantor: audited as worker-east's, every record
@@ -1058,20 +1110,6 @@ static void test_journal_of_another_grantor(void **state)
     tw_close(&t);
 }
 
-/* Marks 6–10 of the base run with worker-west drained to `w`. */
-static void j_tail_west(tw *t, uint64_t w)
-{
-    put_mark(t, &(mk){.pass = 6, .now_ms = 3729000, .drained = {5, w}});
-    put_mark(t, &(mk){.pass = 8, .now_ms = 3730600, .drained = {5, w}, .n_due = 1,
-                      .due = {{2, DLS_CAUSE_SILENCE}}});
-    lapsed(t, 2, DLS_CAUSE_SILENCE);
-    grant(t, 3, B(SUBJ_S7), "worker-east", dur(DLS_UNIT_MS, 2500), EAST, B(PROP_E2));
-    put_mark(t, &(mk){.pass = 9, .now_ms = 3731400, .drained = {7, w}, .n_due = 1,
-                      .due = {{1, DLS_CAUSE_RELEASE}}});
-    lapsed(t, 1, DLS_CAUSE_RELEASE);
-    put_mark(t, &(mk){.pass = 10, .now_ms = 3732200, .drained = {8, w}});
-}
-
 /* Planted: a renewal of lease 2 in worker-west's name signed with another
  * key, drained at pass 6. Counted as forged (attribution.md gate 1: silence
  * is measured as though it never arrived): lease 2 still lapses by silence
@@ -1080,25 +1118,19 @@ static void plant_forged_renewal(tw *t)
 {
     base_media(t);
     renewal(t, WEST, t->forger_west, 2, 2);
-    j_1to4(t);
-    j_tail_west(t, 3);
+    base_journal(t, 1, 4, 0);
+    base_journal(t, 6, 10, 3);
 }
 
 static void test_fault_forged_renewal(void **state)
 {
-    (void)state;
-    tw t;
-    tw_open(&t, NULL, MK_RING, 0);
-    plant_forged_renewal(&t);
-    dls_audit *a = audit_tw(&t);
+    dls_audit *a = fx_plant(state, plant_forged_renewal);
     expect_failures(a, 0, 0, 0, 0);
     const dls_audit_summary *s = dls_audit_summary_of(a);
     assert_int_equal(count_of(s->forged, s->n_forged, "signature"), 1);
     assert_int_equal(total_of(s->forged, s->n_forged), 1);
     expect_lease(a, 2, 1, 8, 8, DLS_CAUSE_SILENCE, 1, DLS_AUDIT_OK);
     assert_int_equal(lease_of(a, 2)->renewals, 1);
-    dls_audit_del(a);
-    tw_close(&t);
 }
 
 /* Planted: worker-west's renewal (lease 2, seq 1) copied again onto its
@@ -1108,24 +1140,18 @@ static void plant_replayed_renewal(tw *t)
 {
     base_media(t);
     renewal(t, WEST, t->west, 2, 1); /* the same bytes: Ed25519 is deterministic */
-    j_1to4(t);
-    j_tail_west(t, 3);
+    base_journal(t, 1, 4, 0);
+    base_journal(t, 6, 10, 3);
 }
 
 static void test_fault_replayed_renewal(void **state)
 {
-    (void)state;
-    tw t;
-    tw_open(&t, NULL, MK_RING, 0);
-    plant_replayed_renewal(&t);
-    dls_audit *a = audit_tw(&t);
+    dls_audit *a = fx_plant(state, plant_replayed_renewal);
     expect_failures(a, 0, 0, 0, 0);
     const dls_audit_summary *s = dls_audit_summary_of(a);
     assert_int_equal(count_of(s->ignored, s->n_ignored, "replayed"), 1);
     assert_int_equal(total_of(s->ignored, s->n_ignored), 1);
     expect_lease(a, 2, 1, 8, 8, DLS_CAUSE_SILENCE, 1, DLS_AUDIT_OK);
-    dls_audit_del(a);
-    tw_close(&t);
 }
 
 /* A restart at pass 6 (restarted mark): every recovered lease's evidence is
@@ -1136,17 +1162,10 @@ static void test_fault_replayed_renewal(void **state)
 static void plant_restart(tw *t, bool judge_ignores_restart)
 {
     base_media(t);
-    j_1to4(t);
+    base_journal(t, 1, 4, 0);
     put_mark(t, &(mk){.pass = 6, .now_ms = 3729000, .drained = {5, 2}, .restarted = true});
     if (judge_ignores_restart) {
-        put_mark(t, &(mk){.pass = 8, .now_ms = 3730600, .drained = {5, 2}, .n_due = 1,
-                          .due = {{2, DLS_CAUSE_SILENCE}}});
-        lapsed(t, 2, DLS_CAUSE_SILENCE);
-        grant(t, 3, B(SUBJ_S7), "worker-east", dur(DLS_UNIT_MS, 2500), EAST, B(PROP_E2));
-        put_mark(t, &(mk){.pass = 9, .now_ms = 3731400, .drained = {7, 2}, .n_due = 1,
-                          .due = {{1, DLS_CAUSE_RELEASE}}});
-        lapsed(t, 1, DLS_CAUSE_RELEASE);
-        put_mark(t, &(mk){.pass = 10, .now_ms = 3732200, .drained = {8, 2}});
+        base_journal(t, 8, 10, 0);
         return;
     }
     put_mark(t, &(mk){.pass = 8, .now_ms = 3730600, .drained = {5, 2}});
@@ -1159,13 +1178,12 @@ static void plant_restart(tw *t, bool judge_ignores_restart)
     lapsed(t, 2, DLS_CAUSE_SILENCE);
 }
 
+static void plant_restart_kept(tw *t) { plant_restart(t, false); }
+static void plant_restart_lapsed_early(tw *t) { plant_restart(t, true); }
+
 static void test_restart_unknown_evidence(void **state)
 {
-    (void)state;
-    tw t;
-    tw_open(&t, NULL, MK_RING, 0);
-    plant_restart(&t, false);
-    dls_audit *a = audit_tw(&t);
+    dls_audit *a = fx_plant(state, plant_restart_kept);
     expect_failures(a, 0, 0, 0, 0);
     expect_lease(a, 2, 1, 10, 10, DLS_CAUSE_SILENCE, 1, DLS_AUDIT_OK);
     expect_lease(a, 1, 1, 9, 9, DLS_CAUSE_RELEASE, 0, DLS_AUDIT_OK);
@@ -1176,18 +1194,12 @@ static void test_restart_unknown_evidence(void **state)
     assert_int_equal(s->refusals, 1);
     /* worker-east's renewals of a lease 3 that was never granted */
     assert_int_equal(count_of(s->ignored, s->n_ignored, "unknown-lease"), 2);
-    dls_audit_del(a);
-    tw_close(&t);
 
     /* the same restart, but the judge lapses lease 2 at pass 8 as if its
      * evidence were known */
-    tw_open(&t, NULL, MK_RING, 0);
-    plant_restart(&t, true);
-    a = audit_tw(&t);
+    a = fx_plant(state, plant_restart_lapsed_early);
     expect_failures(a, 1, 1, 0, 0);
     expect_lease(a, 2, 1, 0, 8, DLS_CAUSE_SILENCE, 1, DLS_AUDIT_UNJUSTIFIED_LAPSE);
-    dls_audit_del(a);
-    tw_close(&t);
 }
 
 /* Planted: lease 2 is due at pass 8 but its reclaim answers "not yet"; the
@@ -1196,7 +1208,7 @@ static void test_restart_unknown_evidence(void **state)
 static void plant_pending_retry(tw *t)
 {
     base_media(t);
-    j_head(t, false);
+    base_journal(t, 1, 6, 0);
     put_mark(t, &(mk){.pass = 8, .now_ms = 3730600, .drained = {5, 2}, .n_due = 1,
                       .due = {{2, DLS_CAUSE_SILENCE}}});
     refusal(t, B(PROP_E2), "worker-east", "unavailable");
@@ -1204,16 +1216,12 @@ static void plant_pending_retry(tw *t)
                       .due = {{1, DLS_CAUSE_RELEASE}}});
     lapsed(t, 1, DLS_CAUSE_RELEASE);
     lapsed(t, 2, DLS_CAUSE_SILENCE);
-    put_mark(t, &(mk){.pass = 10, .now_ms = 3732200, .drained = {8, 2}});
+    base_journal(t, 10, 10, 0);
 }
 
 static void test_retried_pending_reclaim(void **state)
 {
-    (void)state;
-    tw t;
-    tw_open(&t, NULL, MK_RING, 0);
-    plant_pending_retry(&t);
-    dls_audit *a = audit_tw(&t);
+    dls_audit *a = fx_plant(state, plant_pending_retry);
     expect_failures(a, 0, 0, 0, 0);
     expect_lease(a, 2, 1, 8, 9, DLS_CAUSE_SILENCE, 1, DLS_AUDIT_OK);
     assert_true(lease_of(a, 2)->findings & DLS_AUDIT_F_LATE_RECLAIM);
@@ -1222,8 +1230,6 @@ static void test_retried_pending_reclaim(void **state)
     assert_int_equal(s->late_reclaims[0].lease, 2);
     assert_int_equal(s->late_reclaims[0].due_pass, 8);
     assert_int_equal(s->late_reclaims[0].lapsed_pass, 9);
-    dls_audit_del(a);
-    tw_close(&t);
 }
 
 /* Planted: worker-west's records 0 and 1 — drained by the judge at passes 1
@@ -1234,25 +1240,13 @@ static void plant_evicted(tw *t)
 {
     base_media(t);
     renewal(t, WEST, t->west, 2, 2); /* drained at pass 10, after the lapse */
-    j_1to4(t);
-    put_mark(t, &(mk){.pass = 6, .now_ms = 3729000, .drained = {5, 2}});
-    put_mark(t, &(mk){.pass = 8, .now_ms = 3730600, .drained = {5, 2}, .n_due = 1,
-                      .due = {{2, DLS_CAUSE_SILENCE}}});
-    lapsed(t, 2, DLS_CAUSE_SILENCE);
-    grant(t, 3, B(SUBJ_S7), "worker-east", dur(DLS_UNIT_MS, 2500), EAST, B(PROP_E2));
-    put_mark(t, &(mk){.pass = 9, .now_ms = 3731400, .drained = {7, 2}, .n_due = 1,
-                      .due = {{1, DLS_CAUSE_RELEASE}}});
-    lapsed(t, 1, DLS_CAUSE_RELEASE);
+    base_journal(t, 1, 9, 0);
     put_mark(t, &(mk){.pass = 10, .now_ms = 3732200, .drained = {8, 3}});
 }
 
 static void test_evicted_span(void **state)
 {
-    (void)state;
-    tw t;
-    tw_open(&t, NULL, MK_RING, 1); /* worker-west keeps its newest record only */
-    plant_evicted(&t);
-    dls_audit *a = audit_tw(&t);
+    dls_audit *a = fx_plant(state, plant_evicted);
     expect_failures(a, 0, 0, 0, 0);
     expect_lease(a, 2, 1, 8, 8, DLS_CAUSE_SILENCE, 0, DLS_AUDIT_UNVERIFIABLE);
     expect_lease(a, 1, 1, 9, 9, DLS_CAUSE_RELEASE, 0, DLS_AUDIT_OK);
@@ -1262,8 +1256,6 @@ static void test_evicted_span(void **state)
     assert_int_equal(s->n_unverifiable_passes, 2);
     assert_int_equal(s->unverifiable_passes[0], 1);
     assert_int_equal(s->unverifiable_passes[1], 3);
-    dls_audit_del(a);
-    tw_close(&t);
 }
 
 /* A registered medium not given to the audit: its leases are unverifiable,
@@ -1453,7 +1445,7 @@ static void test_cap_and_policy(void **state)
 static void plant_transport_errors(tw *t, bool judge_ignores_errors)
 {
     base_media(t);
-    j_1to4(t);
+    base_journal(t, 1, 4, 0);
     uint8_t west[16];
     memcpy(west, dls_medium_id(t->m[WEST]), 16);
     mk k6 = {.pass = 6, .now_ms = 3729000, .drained = {5, 2}, .n_errors = 1};
@@ -1589,7 +1581,7 @@ static void put_mark_west(tw *t, uint64_t pass, uint64_t now_ns, bool west_fails
 static bool plant_suspension_bounds(tw *t, int variant)
 {
     base_media(t);
-    j_1to4(t);
+    base_journal(t, 1, 4, 0);
     put_mark_west(t, 6, MSN(3729000), true, false, false);
     switch (variant) {
     case 0:
@@ -1666,7 +1658,7 @@ static void test_unverifiable_lapse_still_needs_due(void **state)
         tw t;
         tw_open(&t, NULL, MK_RING, 0);
         base_media(&t);
-        j_head(&t, false);
+        base_journal(&t, 1, 6, 0);
         mk k = {.pass = 8, .now_ms = 3730600, .drained = {5, 2}};
         if (variant >= 2) {
             k.n_due = 1;
@@ -1746,7 +1738,7 @@ static void test_judge_gap_unknown(void **state)
     tw t;
     tw_open(&t, NULL, MK_RING, 0);
     base_media(&t);
-    j_1to4(&t);
+    base_journal(&t, 1, 4, 0);
     mk k = {.pass = 6, .now_ms = 3729000, .drained = {5, 2}, .n_gaps = 1};
     memcpy(k.gaps[0].medium, dls_medium_id(t.m[WEST]), 16);
     k.gaps[0].from = 2;
@@ -2616,18 +2608,18 @@ int main(void)
         cmocka_unit_test(test_vector_run_cli),
         cmocka_unit_test(test_writer_reproduces_vectors),
         cmocka_unit_test(test_base_run_clean),
-        cmocka_unit_test(test_fault_early_silence),
-        cmocka_unit_test(test_fault_wrong_cause),
-        cmocka_unit_test(test_fault_double_grant),
+        cmocka_unit_test_setup_teardown(test_fault_early_silence, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_fault_wrong_cause, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_fault_double_grant, fx_setup, fx_teardown),
         cmocka_unit_test(test_double_grant_modes),
         cmocka_unit_test(test_verdict_precedence),
-        cmocka_unit_test(test_fault_bad_signature),
+        cmocka_unit_test_setup_teardown(test_fault_bad_signature, fx_setup, fx_teardown),
         cmocka_unit_test(test_journal_of_another_grantor),
-        cmocka_unit_test(test_fault_forged_renewal),
-        cmocka_unit_test(test_fault_replayed_renewal),
-        cmocka_unit_test(test_restart_unknown_evidence),
-        cmocka_unit_test(test_retried_pending_reclaim),
-        cmocka_unit_test(test_evicted_span),
+        cmocka_unit_test_setup_teardown(test_fault_forged_renewal, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_fault_replayed_renewal, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_restart_unknown_evidence, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_retried_pending_reclaim, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_evicted_span, fx_setup_evict, fx_teardown),
         cmocka_unit_test(test_missing_and_unused_media),
         cmocka_unit_test(test_journal_structure),
         cmocka_unit_test(test_continued_marks),
