@@ -93,26 +93,42 @@ static void on_lapsed(dls_audit *a, const dls_fact *f)
 {
     a->sum.lapsed++;
     audit_lease *l = au_lease_find(a, f->lease);
-    if (!l) {
-        a->sum.journal_ignored++;
-        au_warn(a, "journal: pass %" PRIu64 " records lapsed for lease %" PRIu64
-                ", which was never granted", a->last_pass, f->lease);
+    if (!l) { /* judge.md "Audit replay": not due by the rules, for nothing was
+                 granted (issue 12 item 15) */
+        a->sum.unjustified_lapse++;
+        au_detail(a, "unjustified lapse: pass %" PRIu64 " records lapsed (%s) for lease %" PRIu64
+                  ", which the journal never granted", a->last_pass, dls_cause_name(f->cause),
+                  f->lease);
         return;
     }
-    if (!l->live) { /* rule 6: lapsed twice */
+    if (!l->live) { /* rule 6: lapsed twice — journal-defective, reported */
         a->sum.journal_defective++;
-        au_detail(a, "journal: pass %" PRIu64 " records lapsed again for lease %" PRIu64
-                  " (vocabulary rule 6)", a->last_pass, f->lease);
+        au_warn(a, "journal: pass %" PRIu64 " records lapsed again for lease %" PRIu64
+                " (vocabulary rule 6; the first one stands)", a->last_pass, f->lease);
         return;
     }
     uint64_t pass = a->last_pass;
     l->pub.lapsed = au_point_now(a);
     l->pub.lapsed_cause = f->cause;
+    /* A reclaim that was retried is judged at the pass whose due entry
+     * recorded the conclusion (judge.md "Audit replay"; issue 12 item 15):
+     * the audit must have found the lease due by then, so an early due
+     * retried until the lease was truly due is still unjustified. */
+    uint64_t at = l->pub.judge_due_pass && l->pub.judge_due_pass < pass
+                      ? l->pub.judge_due_pass : pass;
+    bool due_then = l->pending && l->pub.due.pass && l->pub.due.pass <= at;
     /* An unverifiable lease is still judged on what needs no media: its
      * pending state then comes from the judge's own due entry (adopted in
      * au_classify_all), and a lapse no due entry concluded — or with another
      * cause than the one concluded, `policy` included — is unjustified. */
-    if (!l->pending) {
+    if (l->pending && !due_then) {
+        a->sum.unjustified_lapse++;
+        l->pub.findings |= DLS_AUDIT_F_UNJUSTIFIED_LAPSE;
+        au_detail(a, "unjustified lapse: lease %" PRIu64 " lapsed (%s) at pass %" PRIu64
+                  " on the due entry of pass %" PRIu64 ", where it was not due by the rules "
+                  "(the audit finds it due at pass %" PRIu64 ")",
+                  l->pub.lease, dls_cause_name(f->cause), pass, at, l->pub.due.pass);
+    } else if (!l->pending) {
         a->sum.unjustified_lapse++;
         l->pub.findings |= DLS_AUDIT_F_UNJUSTIFIED_LAPSE;
         if (l->unverifiable)
@@ -226,8 +242,8 @@ static void journal_record(dls_audit *a, journal_state *js, const dls_record *re
     int rc = dls_fact_decode(at.fact.p, at.fact.n, &f, &w);
     if (rc) {
         a->sum.journal_defective++;
-        au_detail(a, "journal: position %" PRIu64 ": a defective fact (%s)", rec->position,
-               w.reason ? w.reason : dls_strerror(rc));
+        au_warn(a, "journal: position %" PRIu64 ": a defective fact (%s)", rec->position,
+                w.reason ? w.reason : dls_strerror(rc));
         return;
     }
     if (kind != DLS_AMARK_LEASE || f.kind == DLS_FACT_NONE) {
@@ -253,12 +269,12 @@ static void journal_record(dls_audit *a, journal_state *js, const dls_record *re
                 a->nomem = true;
                 return;
             }
-            if (rc) {
+            if (rc) { /* reported; the grant was made all the same, and
+                         is checked like any other (a double grant shows) */
                 a->sum.journal_defective++;
-                au_detail(a, "journal: position %" PRIu64 ": lease %" PRIu64
-                          " answers a proposal already answered (vocabulary rule 6)",
-                       rec->position, f.lease);
-                return;
+                au_warn(a, "journal: position %" PRIu64 ": lease %" PRIu64
+                        " answers a proposal already answered (vocabulary rule 6)",
+                        rec->position, f.lease);
             }
         }
         on_grant(a, &f);
@@ -269,8 +285,8 @@ static void journal_record(dls_audit *a, journal_state *js, const dls_record *re
             a->nomem = true;
         else if (rc) {
             a->sum.journal_defective++;
-            au_detail(a, "journal: position %" PRIu64 ": a refusal of a proposal already granted "
-                      "(vocabulary rule 6)", rec->position);
+            au_warn(a, "journal: position %" PRIu64 ": a refusal of a proposal already granted "
+                    "(vocabulary rule 6)", rec->position);
         }
     } else {
         on_lapsed(a, &f);

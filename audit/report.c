@@ -168,7 +168,7 @@ void au_finish(dls_audit *a)
             a->counts[k++] = (dls_audit_count){ignored_names[i], a->ignored[i]};
     a->sum.n_ignored = (size_t)(a->counts + k - a->sum.ignored);
 
-    a->sum.journal = a->sum.journal_forged + a->sum.journal_malformed + a->sum.journal_defective;
+    a->sum.journal = a->sum.journal_forged + a->sum.journal_malformed;
     a->sum.last_pass = a->last_pass;
     a->sum.last_mark = au_point_now(a);
 

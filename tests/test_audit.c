@@ -1327,8 +1327,9 @@ static void test_journal_structure(void **state)
                      s->journal_malformed);
         }
         assert_int_equal(dls_audit_exit_status(a), 1);
-        if (defect == 5)
-            assert_int_equal(s->journal_ignored, 1); /* lapsed for a lease never granted */
+        if (defect == 5) /* the lapsed for a lease never granted is an unjustified
+                            lapse (judge.md "Audit replay"; issue 12 item 15) */
+            assert_int_equal(s->unjustified_lapse, 1);
         dls_audit_del(a);
         tw_close(&t);
     }
@@ -2323,6 +2324,81 @@ static void test_cli_exit_statuses(void **state)
     rm_rf(tmp);
 }
 
+/* ---- three rules on lapsed records (judge.md "Audit replay"; issue 12 item 15) */
+
+/* Planted: at pass 10 the journal records lapsed for lease 7, which it
+ * never granted: an unjustified lapse (a failure, not an ignored record). */
+static void plant_lapsed_never_granted(tw *t)
+{
+    base_run(t);
+    lapsed(t, 7, DLS_CAUSE_SILENCE);
+}
+
+/* Planted: the judge concludes lease 2 due by silence at pass 7, too early
+ * (3200 ms since its last renewal, not more than 3250); its reclaim answers
+ * "not yet" and is retried until pass 8, where the lease is truly due. The
+ * lapse is judged at pass 7, whose due entry recorded the conclusion: still
+ * unjustified. */
+static void plant_early_due_retried(tw *t)
+{
+    base_media(t);
+    base_journal(t, 1, 6, 0);
+    put_mark(t, &(mk){.pass = 7, .now_ms = 3729800, .drained = {5, 2}, .n_due = 1,
+                      .due = {{2, DLS_CAUSE_SILENCE}}});
+    put_mark(t, &(mk){.pass = 8, .now_ms = 3730600, .drained = {5, 2}});
+    lapsed(t, 2, DLS_CAUSE_SILENCE);
+    base_grant(t, 3);
+    base_journal(t, 9, 10, 0);
+}
+
+/* Planted: lease 1's lapsed is recorded twice (pass 9 and pass 10): the
+ * second is journal-defective (vocabulary rule 6), reported; the first
+ * stands and the run is clean. */
+static void plant_lapsed_twice(tw *t)
+{
+    base_run(t);
+    lapsed(t, 1, DLS_CAUSE_RELEASE);
+}
+
+static void test_lapse_never_granted(void **state)
+{
+    dls_audit *a = fx_plant(state, plant_lapsed_never_granted);
+    const dls_audit_summary *s = dls_audit_summary_of(a);
+    assert_int_equal(s->unjustified_lapse, 1);
+    assert_int_equal(s->journal, 0);
+    assert_int_equal(s->journal_ignored, 0);
+    assert_int_equal(dls_audit_exit_status(a), 1);
+    assert_int_equal(dls_audit_lease_count(a), 3); /* no lease is made up for it */
+}
+
+static void test_lapse_retried_early_due(void **state)
+{
+    dls_audit *a = fx_plant(state, plant_early_due_retried);
+    expect_lease(a, 2, 1, 8, 8, DLS_CAUSE_SILENCE, 1, DLS_AUDIT_UNJUSTIFIED_LAPSE);
+    assert_int_equal(lease_of(a, 2)->judge_due_pass, 7);
+    const dls_audit_summary *s = dls_audit_summary_of(a);
+    assert_int_equal(s->unjustified_lapse, 1);
+    /* pass 7: the judge says due, the audit not; pass 8: the other way */
+    assert_int_equal(s->n_due_mismatches, 2);
+    assert_int_equal(s->due_mismatches[0].pass, 7);
+    assert_int_equal(s->due_mismatches[1].pass, 8);
+    assert_int_equal(dls_audit_exit_status(a), 1);
+    /* a retry of a due concluded in time stays justified (a late reclaim) */
+    a = fx_plant(state, plant_pending_retry);
+    assert_int_equal(dls_audit_summary_of(a)->unjustified_lapse, 0);
+}
+
+static void test_lapse_repeated(void **state)
+{
+    dls_audit *a = fx_plant(state, plant_lapsed_twice);
+    const dls_audit_summary *s = dls_audit_summary_of(a);
+    assert_int_equal(s->journal_defective, 1);
+    assert_int_equal(s->journal, 0);
+    assert_int_equal(s->unjustified_lapse, 0);
+    assert_int_equal(dls_audit_exit_status(a), 0);
+    expect_lease(a, 1, 1, 9, 9, DLS_CAUSE_RELEASE, 0, DLS_AUDIT_OK);
+}
+
 /* ---- the judge and the audit count alike ------------------------------------ */
 
 /* The one test here whose journal the judge writes: the same doubly-bad
@@ -2496,6 +2572,9 @@ static const golden goldens[] = {
     {"pending-retry", plant_pending_retry, MK_FILE, false},
     {"evicted", plant_evicted, MK_SEGMENTED, false},
     {"missing-medium", plant_base, MK_FILE, true},
+    {"lapsed-never-granted", plant_lapsed_never_granted, MK_FILE, false},
+    {"early-due-retried", plant_early_due_retried, MK_FILE, false},
+    {"lapsed-twice", plant_lapsed_twice, MK_FILE, false},
 };
 
 /* The arguments of a case, as run from its directory. */
@@ -2641,6 +2720,9 @@ int main(void)
         cmocka_unit_test(test_svg_escaping),
         cmocka_unit_test(test_svg_dense),
         cmocka_unit_test(test_cli_exit_statuses),
+        cmocka_unit_test_setup_teardown(test_lapse_never_granted, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_lapse_retried_early_due, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_lapse_repeated, fx_setup, fx_teardown),
         cmocka_unit_test(test_judge_and_audit_count_alike),
         cmocka_unit_test(test_golden_transcripts),
     };
