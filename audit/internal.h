@@ -76,6 +76,7 @@ struct dls_audit {
     size_t n_leases, cap_leases;
     dls_htab lease_ix;
     uint64_t max_lease;
+    bool have_floor;        /* a new journal's floor sets max_lease */
     /* the journal's ledger: live lease indexes */
     size_t *live;
     size_t n_live, cap_live;

@@ -30,7 +30,7 @@ static void on_grant(dls_audit *a, const dls_fact *f)
         double_grant(a, old, "its lease id was granted before");
         return;
     }
-    bool id_backwards = a->n_leases && f->lease <= a->max_lease;
+    bool id_backwards = (a->n_leases || a->have_floor) && f->lease <= a->max_lease;
     audit_lease *l = calloc(1, sizeof *l);
     uint8_t *buf = malloc(f->subject.n + f->holder.n + 1);
     if (!l || !buf ||

@@ -133,6 +133,77 @@ static uint32_t basis_intern(dls_audit *a, const uint8_t *p, size_t n, bool *fre
     return (uint32_t)a->sum.n_bases++;
 }
 
+/* judge.md Restart: which recovered leases become unknown at a restarted
+ * mark. Revision 4 (the mark carries kept): only where the journal cannot
+ * vouch for the evidence — the lease's registered medium is missing from
+ * the restarted judge's assembly (not in this mark's drained list) or
+ * answered transport-error at resume (in its errors); a gap at resume marks
+ * the medium's leases unknown when the drained spans are read, as at any
+ * pass; a basis change was handled before. Revision 3 (restarted without
+ * kept): every recovered lease is re-armed. Issue 12 item 17. */
+static void restart_leases(dls_audit *a, const dls_amark *mk)
+{
+    for (size_t i = 0; i < a->n_live; i++) {
+        audit_lease *l = a->leases[a->live[i]];
+        if (!mk->kept) {
+            au_mark_unknown(a, l);
+            continue;
+        }
+        const uint8_t *id = a->media[l->medium_ix].id;
+        bool listed = false, failing = false;
+        for (size_t k = 0; k < mk->n_drained && !listed; k++)
+            listed = !memcmp(mk->drained[k].medium, id, DLS_MEDIUM_ID_LEN);
+        for (size_t k = 0; k < mk->n_errors && !failing; k++)
+            failing = !memcmp(mk->errors[k].medium, id, DLS_MEDIUM_ID_LEN);
+        if (!listed || failing)
+            au_mark_unknown(a, l);
+    }
+}
+
+/* judge.md Restart, lost ledger: a new journal's first mark records the
+ * lease-id floor (the first new id is floor + 1) and each medium's starting
+ * position, from which the audit reads it. Only the journal's first mark
+ * may carry them. */
+static void new_journal(dls_audit *a, const dls_amark *mk, bool first)
+{
+    if (!first) {
+        au_journal_malformed(a);
+        au_detail(a, "journal: pass %" PRIu64 " carries floor or from, which only a new "
+                     "journal's first mark may", mk->pass);
+        return;
+    }
+    if (mk->has_floor) {
+        a->have_floor = true;
+        if (mk->floor > a->max_lease)
+            a->max_lease = mk->floor;
+    }
+    for (size_t i = 0; i < mk->n_from; i++) {
+        size_t mix;
+        audit_medium *m = au_medium_get(a, mk->from[i].medium, &mix);
+        if (!m)
+            continue;
+        m->drained = mk->from[i].position;
+        if (!m->m)
+            continue;
+        dls_cursor *c = NULL;
+        int rc = dls_cursor_new(&c, m->m, m->drained);
+        if (rc == DLS_ERR_NOMEM) {
+            a->nomem = true;
+            continue;
+        }
+        if (rc) {
+            char hx[33];
+            au_hex16(m->id, hx);
+            au_warn(a, "medium %s cannot be read from position %" PRIu64 " (%s)", hx,
+                    m->drained, dls_strerror(rc));
+            m->read_stopped = true;
+            continue;
+        }
+        dls_cursor_del(m->cur);
+        m->cur = c;
+    }
+}
+
 void au_process_mark(dls_audit *a, const dls_amark *mk)
 {
     uint64_t pass = mk->pass, now = mk->now_ns;
@@ -199,9 +270,10 @@ void au_process_mark(dls_audit *a, const dls_amark *mk)
     }
     if (mk->restarted) {
         APUSH(a, a->restarts, a->sum.n_restarts, a->cap_restarts, pass);
-        for (size_t i = 0; i < a->n_live; i++)
-            au_mark_unknown(a, a->leases[a->live[i]]);
+        restart_leases(a, mk);
     }
+    if (mk->has_floor || mk->n_from)
+        new_journal(a, mk, first);
 
     /* transport-errors: the run of consecutive failing passes per medium */
     for (size_t i = 0; i < mk->n_errors; i++) {
@@ -216,12 +288,14 @@ void au_process_mark(dls_audit *a, const dls_amark *mk)
         APUSH(a, a->terrs, a->sum.n_transport_errors, a->cap_terrs, sp);
         if (m->failing_pass == pass)
             continue;
-        /* A restarted mark starts a new run: a restarted judge numbers its
-         * first pass after the last recorded one, so the journal cannot show
-         * that no unrecorded pass drained the medium cleanly before the
-         * restart — the run is provably unbroken only from here. */
+        /* Revision 4 (a mark with kept): the run continues across a
+         * restart, rebuilt from the marks' errors (judge.md, Restart).
+         * Revision 3 (restarted without kept): a restarted mark starts a new
+         * run — a restarted judge numbers its first pass after the last
+         * recorded one, so the journal cannot show that no unrecorded pass
+         * drained the medium cleanly before the restart. */
         if (!(m->fail_run && m->fail_last_pass + 1 == pass && m->fail_basis == b &&
-              !mk->restarted)) {
+              (!mk->restarted || mk->kept))) {
             m->fail_run = true;
             m->fail_first_now = now;
             m->fail_basis = b;

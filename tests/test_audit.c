@@ -218,9 +218,60 @@ typedef struct mk {
     dls_mark_pos errors[2];
     size_t n_errors;
     bool late, restarted;
+    bool kept;              /* judge.md Restart rev 4: "dao.judge/kept" */
+    bool has_floor;         /* "dao.judge/floor" */
+    uint64_t floor;
+    bool has_from;          /* "dao.judge/from", one position per medium */
+    uint64_t from[3];
     const char *basis;      /* NULL: the vectors' basis */
     uint64_t tolerance_ms;  /* 0: 250 ms */
 } mk;
+
+/* Appends the revision-4 restart keys (kept, floor, from) to an encoded
+ * first mark record, after restarted (the codec's encoder does not write
+ * them): a fixmap gains up to three entries. Returns the new length. */
+static size_t mark_rev4_keys(tw *t, const mk *k, uint8_t *buf, size_t len)
+{
+    assert_true((buf[0] & 0xf0) == 0x80);
+    unsigned keys = buf[0] & 0x0f;
+    uint8_t *o = buf + len;
+    if (k->kept) {
+        *o++ = 0xae;
+        memcpy(o, "dao.judge/kept", 14);
+        o += 14;
+        *o++ = 0xc3;
+        keys++;
+    }
+    if (k->has_floor) {
+        *o++ = 0xaf;
+        memcpy(o, "dao.judge/floor", 15);
+        o += 15;
+        *o++ = 0xcf;
+        for (int i = 7; i >= 0; i--)
+            *o++ = (uint8_t)(k->floor >> (8 * i));
+        keys++;
+    }
+    if (k->has_from) {
+        *o++ = 0xae;
+        memcpy(o, "dao.judge/from", 14);
+        o += 14;
+        *o++ = (uint8_t)(0x90 | t->n_media);
+        for (size_t i = 0; i < t->n_media; i++) {
+            *o++ = 0x92;
+            *o++ = 0xc4;
+            *o++ = 16;
+            memcpy(o, dls_medium_id(t->m[i]), 16);
+            o += 16;
+            *o++ = 0xcf;
+            for (int b = 7; b >= 0; b--)
+                *o++ = (uint8_t)(k->from[i] >> (8 * b));
+        }
+        keys++;
+    }
+    assert_true(keys <= 15);
+    buf[0] = (uint8_t)(0x80 | keys);
+    return (size_t)(o - buf);
+}
 
 static void put_mark(tw *t, const mk *k)
 {
@@ -252,8 +303,13 @@ static void put_mark(tw *t, const mk *k)
     size_t limit = t->mark_limit ? t->mark_limit : dls_mark_limit(7);
     size_t len;
     int rc;
-    while ((rc = dls_mark_encode_next(&m, &wr, buf, limit, &len)) == 1)
+    bool first = true;
+    while ((rc = dls_mark_encode_next(&m, &wr, buf, limit, &len)) == 1) {
+        if (first && (k->kept || k->has_floor || k->has_from))
+            len = mark_rev4_keys(t, k, buf, len);
+        first = false;
         put_bytes(t->j, t->arb, buf, len);
+    }
     assert_int_equal(rc, 0);
 }
 
@@ -2399,6 +2455,142 @@ static void test_lapse_repeated(void **state)
     expect_lease(a, 1, 1, 9, 9, DLS_CAUSE_RELEASE, 0, DLS_AUDIT_OK);
 }
 
+/* ---- restart, revision 4 (judge.md Restart; issue 12 item 17) ---------------- */
+
+/* A revision-4 restart at pass 6 (restarted and kept): recovered leases keep
+ * their last relevant observation, so lease 2 is due by silence at pass 8,
+ * exactly as without the restart. `variant`: 0 the judge does so; 1 the
+ * judge re-arms silence all the same (the revision-3 rule) and lapses at
+ * pass 10; 2 worker-west's medium answers transport-error at resume, so
+ * lease 2 is unknown from pass 6 and due at pass 10; 3 the restarted judge
+ * is assembled without worker-west's medium (missing), likewise. */
+static void plant_restart_rev4(tw *t, int variant)
+{
+    base_media(t);
+    base_journal(t, 1, 4, 0);
+    mk six = {.pass = 6, .now_ms = 3729000, .drained = {5, 2}, .restarted = true, .kept = true};
+    if (variant == 2) {
+        six.n_errors = 1;
+        memcpy(six.errors[0].medium, dls_medium_id(t->m[WEST]), 16);
+        six.errors[0].position = 2;
+    }
+    if (variant == 3)
+        t->n_media = 1; /* drained lists worker-east only */
+    put_mark(t, &six);
+    t->n_media = 2;
+    if (variant == 0) {
+        base_journal(t, 8, 10, 0);
+        return;
+    }
+    put_mark(t, &(mk){.pass = 8, .now_ms = 3730600, .drained = {5, 2}});
+    refusal(t, B(PROP_E2), "worker-east", "unavailable");
+    put_mark(t, &(mk){.pass = 9, .now_ms = 3731400, .drained = {7, 2}, .n_due = 1,
+                      .due = {{1, DLS_CAUSE_RELEASE}}});
+    lapsed(t, 1, DLS_CAUSE_RELEASE);
+    put_mark(t, &(mk){.pass = 10, .now_ms = 3732200, .drained = {8, 2}, .n_due = 1,
+                      .due = {{2, DLS_CAUSE_SILENCE}}});
+    lapsed(t, 2, DLS_CAUSE_SILENCE);
+}
+
+static void plant_restart_kept_ok(tw *t) { plant_restart_rev4(t, 0); }
+static void plant_restart_kept_rearmed(tw *t) { plant_restart_rev4(t, 1); }
+static void plant_restart_kept_error(tw *t) { plant_restart_rev4(t, 2); }
+static void plant_restart_kept_missing(tw *t) { plant_restart_rev4(t, 3); }
+
+static void test_restart_kept(void **state)
+{
+    /* judge.md Restart rev 4: a dead holder's lease is reclaimed at the same
+     * pass with or without a restart in between (same basis, clean resume) */
+    dls_audit *a = fx_plant(state, plant_restart_kept_ok);
+    expect_failures(a, 0, 0, 0, 0);
+    expect_lease(a, 2, 1, 8, 8, DLS_CAUSE_SILENCE, 1, DLS_AUDIT_OK);
+    assert_false(lease_of(a, 2)->findings & DLS_AUDIT_F_UNKNOWN);
+    assert_int_equal(dls_audit_summary_of(a)->n_restarts, 2);
+
+    /* a judge that re-arms silence under kept is caught: the lease was due
+     * at pass 8 */
+    a = fx_plant(state, plant_restart_kept_rearmed);
+    const dls_audit_summary *s = dls_audit_summary_of(a);
+    assert_int_equal(lease_of(a, 2)->due.pass, 8);
+    assert_int_equal(lease_of(a, 2)->verdict, DLS_AUDIT_DUE_MISMATCH);
+    assert_true(s->due_mismatch >= 1);
+    assert_int_equal(s->due_mismatches[0].pass, 8);
+    assert_int_equal(s->due_mismatches[0].lease, 2);
+    assert_int_equal(dls_audit_exit_status(a), 1);
+
+    /* transport-error where the judge resumes the medium: unknown, a full
+     * duration from the resumed reading (due at pass 10) */
+    a = fx_plant(state, plant_restart_kept_error);
+    expect_failures(a, 0, 0, 0, 0);
+    expect_lease(a, 2, 1, 10, 10, DLS_CAUSE_SILENCE, 1, DLS_AUDIT_OK);
+    assert_true(lease_of(a, 2)->findings & DLS_AUDIT_F_UNKNOWN);
+    /* lease 1 (worker-east's medium resumed cleanly) stays known */
+    assert_false(lease_of(a, 1)->findings & DLS_AUDIT_F_UNKNOWN);
+
+    /* the registered medium missing from the restarted judge: likewise */
+    a = fx_plant(state, plant_restart_kept_missing);
+    expect_failures(a, 0, 0, 0, 0);
+    expect_lease(a, 2, 1, 10, 10, DLS_CAUSE_SILENCE, 1, DLS_AUDIT_OK);
+    assert_true(lease_of(a, 2)->findings & DLS_AUDIT_F_UNKNOWN);
+
+    /* a restarted mark without kept (a revision-3 journal) keeps the old
+     * rule: every recovered lease re-armed (due at pass 10) */
+    a = fx_plant(state, plant_restart_kept);
+    expect_failures(a, 0, 0, 0, 0);
+    expect_lease(a, 2, 1, 10, 10, DLS_CAUSE_SILENCE, 1, DLS_AUDIT_OK);
+}
+
+/* A new journal after a lost one (judge.md Restart, lost ledger): its first
+ * mark carries floor 41 and each medium's starting position (east 5, west
+ * 2). variant 0: the first grant is 42; 1: it is 41 (not above the floor:
+ * a double grant); 2: no from (the media are read from 0). */
+static void plant_new_journal(tw *t, int variant)
+{
+    base_media(t);
+    mk one = {.pass = 1, .now_ms = 9000000, .drained = {5, 2}, .restarted = true,
+              .has_floor = true, .floor = 41, .has_from = variant != 2, .from = {5, 2}};
+    put_mark(t, &one);
+    grant(t, variant == 1 ? 41 : 42, B(SUBJ_Q), "worker-east", dur(DLS_UNIT_S, 4), EAST,
+          (dls_bytes){0});
+    put_mark(t, &(mk){.pass = 2, .now_ms = 9000800, .drained = {8, 2}});
+}
+
+static void plant_new_journal_ok(tw *t) { plant_new_journal(t, 0); }
+static void plant_new_journal_low_id(tw *t) { plant_new_journal(t, 1); }
+static void plant_new_journal_no_from(tw *t) { plant_new_journal(t, 2); }
+
+static void test_new_journal_floor_from(void **state)
+{
+    dls_audit *a = fx_plant(state, plant_new_journal_ok);
+    const dls_audit_summary *s = dls_audit_summary_of(a);
+    expect_failures(a, 0, 0, 0, 0);
+    assert_int_equal(dls_audit_lease_count(a), 1);
+    /* only east's records 5..7 were read (two renewals of the old lease 3,
+     * the old lease 1's release): the old journal's evidence is not
+     * counted again */
+    assert_int_equal(s->media_records, 3);
+    assert_int_equal(count_of(s->ignored, s->n_ignored, "unknown-lease"), 3);
+
+    a = fx_plant(state, plant_new_journal_low_id);
+    expect_failures(a, 0, 0, 1, 0);
+    assert_int_equal(lease_of(a, 41)->verdict, DLS_AUDIT_DOUBLE_GRANT);
+
+    a = fx_plant(state, plant_new_journal_no_from);
+    assert_int_equal(dls_audit_summary_of(a)->media_records, 10);
+
+    /* floor or from on a later mark: malformed */
+    fx *x = *state;
+    fx_clear(x);
+    tw_open(&x->t, NULL, MK_RING, 0);
+    x->open = true;
+    base_media(&x->t);
+    base_journal(&x->t, 1, 4, 0);
+    put_mark(&x->t, &(mk){.pass = 6, .now_ms = 3729000, .drained = {5, 2}, .restarted = true,
+                          .has_floor = true, .floor = 9});
+    x->a = audit_tw(&x->t);
+    assert_int_equal(dls_audit_summary_of(x->a)->journal_malformed, 1);
+}
+
 /* ---- the judge and the audit count alike ------------------------------------ */
 
 /* The one test here whose journal the judge writes: the same doubly-bad
@@ -2575,6 +2767,8 @@ static const golden goldens[] = {
     {"lapsed-never-granted", plant_lapsed_never_granted, MK_FILE, false},
     {"early-due-retried", plant_early_due_retried, MK_FILE, false},
     {"lapsed-twice", plant_lapsed_twice, MK_FILE, false},
+    {"restart-kept", plant_restart_kept_ok, MK_FILE, false},
+    {"new-journal", plant_new_journal_ok, MK_FILE, false},
 };
 
 /* The arguments of a case, as run from its directory. */
@@ -2723,6 +2917,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_lapse_never_granted, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_lapse_retried_early_due, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_lapse_repeated, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_restart_kept, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_new_journal_floor_from, fx_setup, fx_teardown),
         cmocka_unit_test(test_judge_and_audit_count_alike),
         cmocka_unit_test(test_golden_transcripts),
     };
