@@ -102,6 +102,7 @@ static void apply_release(dls_audit *a, size_t mix, const dls_attribution *at, c
         return;
     }
     l->pub.released = true;
+    au_candidate(a, l); /* due by release at this mark */
     l->pub.commit = (f->keys & DLS_K_COMMIT) && f->commit;
 }
 

@@ -81,6 +81,8 @@ void dls_audit_del(dls_audit *a)
     free(a->leases);
     dls_htab_free(&a->lease_ix);
     free(a->live);
+    free(a->heap);
+    free(a->cands);
     for (size_t i = 0; i < a->n_subjects; i++)
         free(a->subjects[i].bytes);
     free(a->subjects);

@@ -43,6 +43,7 @@ static void on_grant(dls_audit *a, const dls_fact *f)
     }
     size_t ix = a->n_leases++;
     a->leases[ix] = l;
+    l->ix = ix;
     memcpy(buf, f->subject.p, f->subject.n);
     memcpy(buf + f->subject.n, f->holder.p, f->holder.n);
     l->buf = buf;
@@ -87,6 +88,8 @@ static void on_grant(dls_audit *a, const dls_fact *f)
     }
     l->live = true;
     au_live_add(a, ix);
+    if (!l->unverifiable)
+        au_heap_push(a, ix, au_deadline(l, a->cur_tol));
 }
 
 static void on_lapsed(dls_audit *a, const dls_fact *f)

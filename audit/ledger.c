@@ -186,3 +186,100 @@ audit_subject *au_subject_get(dls_audit *a, dls_bytes s, size_t *ixo)
     *ixo = a->n_subjects++;
     return sub;
 }
+
+/* ---- the deadline heap ------------------------------------------------------ */
+
+uint64_t au_deadline(const audit_lease *l, uint64_t tol)
+{
+    uint64_t key = dls_add_sat(l->last_obs, dls_add_sat(l->pub.duration_ns, tol));
+    if (l->unknown) {
+        uint64_t r = dls_add_sat(l->resumed, l->pub.duration_ns);
+        if (r > key)
+            key = r;
+    }
+    if (l->pub.max_ns) {
+        uint64_t cap = dls_add_sat(l->tenure, dls_add_sat(l->pub.max_ns, tol));
+        if (cap < key)
+            key = cap;
+    }
+    return key;
+}
+
+static void heap_up(audit_deadline *h, size_t i)
+{
+    audit_deadline x = h[i];
+    while (i) {
+        size_t p = (i - 1) / 2;
+        if (h[p].key <= x.key)
+            break;
+        h[i] = h[p];
+        i = p;
+    }
+    h[i] = x;
+}
+
+static void heap_down(audit_deadline *h, size_t n, size_t i)
+{
+    audit_deadline x = h[i];
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= n)
+            break;
+        if (c + 1 < n && h[c + 1].key < h[c].key)
+            c++;
+        if (x.key <= h[c].key)
+            break;
+        h[i] = h[c];
+        i = c;
+    }
+    h[i] = x;
+}
+
+void au_heap_push(dls_audit *a, size_t ix, uint64_t key)
+{
+    if (au_grow((void **)&a->heap, a->n_heap, &a->cap_heap, sizeof *a->heap)) {
+        a->nomem = true;
+        return;
+    }
+    a->heap[a->n_heap] = (audit_deadline){key, ix};
+    heap_up(a->heap, a->n_heap++);
+    a->leases[ix]->in_heap = true;
+    if (a->cur_tol > a->heap_tol)
+        a->heap_tol = a->cur_tol;
+}
+
+/* Removes the smallest entry. */
+audit_deadline au_heap_pop(dls_audit *a)
+{
+    audit_deadline top = a->heap[0];
+    a->heap[0] = a->heap[--a->n_heap];
+    if (a->n_heap)
+        heap_down(a->heap, a->n_heap, 0);
+    a->leases[top.ix]->in_heap = false;
+    return top;
+}
+
+void au_heap_rebuild(dls_audit *a, uint64_t tol)
+{
+    for (size_t i = 0; i < a->n_heap; i++)
+        a->leases[a->heap[i].ix]->in_heap = false;
+    a->n_heap = 0;
+    a->heap_tol = a->cur_tol = tol;
+    for (size_t i = 0; i < a->n_live; i++) {
+        audit_lease *l = a->leases[a->live[i]];
+        if (!l->pending && !l->unverifiable)
+            au_heap_push(a, a->live[i], au_deadline(l, tol));
+    }
+}
+
+void au_candidate(dls_audit *a, audit_lease *l)
+{
+    if (l->cand_pass == a->last_pass)
+        return;
+    if (au_grow((void **)&a->cands, a->n_cands, &a->cap_cands, sizeof *a->cands)) {
+        a->nomem = true;
+        return;
+    }
+    l->cand_pass = a->last_pass;
+    a->cands[a->n_cands++] = l->ix;
+}

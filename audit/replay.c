@@ -267,6 +267,7 @@ void au_process_mark(dls_audit *a, const dls_amark *mk)
             l->pub.findings |= DLS_AUDIT_F_REBASED;
             au_mark_unknown(a, l);
         }
+        au_heap_rebuild(a, a->cur_tol); /* keys on the old basis mean nothing here */
     }
     if (mk->restarted) {
         APUSH(a, a->restarts, a->sum.n_restarts, a->cap_restarts, pass);
