@@ -35,7 +35,8 @@ static const char usage_text[] =
     "                  tolerance, cadence, duration ... (docs/config.md)\n"
     "  --passes N      stop after N passes with a now (a decimal number >= 1)\n"
     "  --create        create the journal file when it does not exist (a new\n"
-    "                  ledger); without it a missing journal is an error\n"
+    "                  ledger; also \"create_journal\": true in the config);\n"
+    "                  without it a missing journal is an error\n"
     "  --lost-ledger INVENTORY\n"
     "                  start a new journal after a lost one: reclaim and re-grant\n"
     "                  each resource of INVENTORY (JSON Lines: subject, holder,\n"
@@ -122,7 +123,7 @@ static int open_media(struct judge_proc *p)
 static int open_journal(struct judge_proc *p)
 {
     const char *path = p->cfg.journal;
-    bool create = p->o->create || p->o->inventory;
+    bool create = p->o->create || p->cfg.create_journal || p->o->inventory;
     if (!strncmp(path, "redis://", 8))
         return dls_cli_open(&p->journal, "judge", path, DLS_OPEN_APPEND, create,
                             dls_cli_sync(p->cfg.sync));
@@ -136,8 +137,9 @@ static int open_journal(struct judge_proc *p)
     int rc;
     if (stat(path, &st) != 0 && errno == ENOENT) {
         if (!create) {
-            dls_cli_error("judge", "%s: no such journal (pass --create to start a new ledger; "
-                                   "after a lost journal see docs/judge.md, Lost ledger)",
+            dls_cli_error("judge", "%s: no such journal (pass --create or set "
+                                   "\"create_journal\": true to start a new ledger; after a "
+                                   "lost journal see docs/judge.md, Lost ledger)",
                           path);
             return DLS_ERR_NOTFOUND;
         }

@@ -41,6 +41,7 @@ typedef struct dls_config {
     dls_duration lock_delay;   /* ns 0 = none */
     dls_duration grace;        /* run: SIGTERM → SIGKILL grace, default 2 s */
     bool create_medium;        /* run: create `medium` when missing (default false) */
+    bool create_journal;       /* judge: create `journal` when missing (default false) */
 } dls_config;
 
 /* Loads and validates `path`. `need` lists the keys the caller requires
