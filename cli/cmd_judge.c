@@ -355,7 +355,7 @@ static void status(const struct judge_proc *p, const dls_judge_pass_result *r,
           " cap %" PRIu64 " policy %" PRIu64 " silence %" PRIu64 "  forged %" PRIu64
           "  defective %" PRIu64 "  ignored %" PRIu64 "  drained %" PRIu64
           "  overruns %" PRIu64 "  gaps %" PRIu64 "  transport errors %" PRIu64
-          " (this pass %" PRIu64 ")\n"
+          " (this pass %" PRIu64 ")  behind %" PRIu64 "\n"
         : "{\"status\": true, \"pass\": %" PRIu64 ", \"live\": %" PRIu64
           ", \"waiting\": %" PRIu64 ", \"pending\": %" PRIu64 ", \"granted\": %" PRIu64
           ", \"refused\": %" PRIu64 ", \"lapsed\": {\"release\": %" PRIu64
@@ -363,11 +363,11 @@ static void status(const struct judge_proc *p, const dls_judge_pass_result *r,
           "}, \"forged\": %" PRIu64 ", \"defective\": %" PRIu64 ", \"ignored\": %" PRIu64
           ", \"drained\": %" PRIu64 ", \"cadence_overruns\": %" PRIu64
           ", \"gaps\": %" PRIu64 ", \"transport_errors\": %" PRIu64
-          ", \"failing_media\": %" PRIu64 "}\n";
+          ", \"failing_media\": %" PRIu64 ", \"behind\": %" PRIu64 "}\n";
     printf(fmt, r->pass, r->live, r->waiting, r->pending, t->granted, t->refused,
            t->lapsed[DLS_CAUSE_RELEASE], t->lapsed[DLS_CAUSE_CAP], t->lapsed[DLS_CAUSE_POLICY],
            t->lapsed[DLS_CAUSE_SILENCE], t->forged, t->defective, t->ignored, t->drained,
-           t->overruns, t->gaps, t->transport_errors, r->transport_errors);
+           t->overruns, t->gaps, t->transport_errors, r->transport_errors, r->behind);
     fflush(stdout);
 }
 

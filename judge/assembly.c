@@ -275,14 +275,18 @@ static int scan_evidence(dls_judge *j, const uint64_t *starts)
             switch (dls_cursor_next(c, &rec, NULL)) {
             case DLS_NEXT_OK: {
                 dls_attribution a;
-                dls_fact f;
-                dls_resolver_attribute(j->media[i].r, rec.p, rec.n, &a);
-                if (!a.attributed || dls_fact_decode(a.fact.p, a.fact.n, &f, NULL) ||
-                    (f.kind != DLS_FACT_RENEWAL && f.kind != DLS_FACT_RELEASE))
-                    break;
-                if (f.lease > j->highest && f.lease > j->evidence_lease) {
-                    j->evidence_lease = f.lease;
-                    j->evidence_medium = (uint16_t)i;
+                dls_facts it;
+                dls_bytes fb;
+                dls_resolver_attribute_facts(j->media[i].r, rec.p, rec.n, &a, &it);
+                while (a.attributed && dls_facts_next(&it, &fb, NULL)) {
+                    dls_fact f;
+                    if (dls_fact_decode(fb.p, fb.n, &f, NULL) ||
+                        (f.kind != DLS_FACT_RENEWAL && f.kind != DLS_FACT_RELEASE))
+                        continue;
+                    if (f.lease > j->highest && f.lease > j->evidence_lease) {
+                        j->evidence_lease = f.lease;
+                        j->evidence_medium = (uint16_t)i;
+                    }
                 }
                 break;
             }
@@ -379,6 +383,7 @@ void dls_judge_del(dls_judge *j)
     for (size_t i = 0; j->media && i < j->nmedia; i++) {
         dls_cursor_del(j->media[i].c);
         jvec_free(&j->media[i].parked);
+        jvec_free(&j->media[i].held);
     }
     free(j->ticks);
     free(j->media);

@@ -181,6 +181,10 @@ typedef struct jm_medium {
     uint32_t gap_epoch;     /* bumped by each gap */
     uint64_t gap_now;       /* now of the latest gap */
     jvec parked;            /* jl_parked: leases whose silence judgement waits */
+    jvec held;              /* uint8_t: a record read but left for the next pass
+                               (a batch that would pass the drain budget) */
+    bool has_held;
+    uint64_t held_pos;      /* its position: the medium's next unread one */
 } jm_medium;
 
 typedef struct jl_parked {
@@ -325,6 +329,10 @@ int jx_usable(const dls_judge *j);
 /* Poisons the handle after a failed step; answers the fatal code to return. */
 int jx_poison(dls_judge *j, int rc);
 
+/* The medium's next unread position (a record held for the next pass
+ * counts as unread). */
+uint64_t jm_position(const jm_medium *m);
+
 /* ---- ledger.c --------------------------------------------------------------- */
 
 int jpool_init(jpool *p, uint32_t item);
@@ -414,6 +422,9 @@ size_t jl_memory(const dls_judge *j);
  * proposals are recorded as unanswered (j->props + j->prop_index). */
 int ja_apply(dls_judge *j, uint16_t mi, const uint8_t *rec, size_t n, uint64_t now,
              bool replay);
+/* The facts a record counts for in the drain budget: a batch's count, else
+ * one (judge.md rev 4, step 2). */
+size_t ja_facts(const uint8_t *rec, size_t n);
 /* A gap on medium mi at now. */
 void ja_gap(dls_judge *j, uint16_t mi, uint64_t now);
 void jl_prop_free(jl_prop *p);

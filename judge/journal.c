@@ -54,7 +54,7 @@ static int mark_lists(dls_judge *j, dls_mark *m)
         const jm_medium *md = &j->media[i];
         dls_mark_pos *d = &JVEC_AT(j->mk_drained, dls_mark_pos, j->mk_drained.n++);
         memcpy(d->medium, md->id, DLS_MEDIUM_ID_LEN);
-        d->position = dls_cursor_position(md->c);
+        d->position = jm_position(md);
         if (md->failed) {
             dls_mark_pos *e = &JVEC_AT(j->mk_errors, dls_mark_pos, j->mk_errors.n++);
             memcpy(e->medium, md->id, DLS_MEDIUM_ID_LEN);

@@ -121,8 +121,15 @@ typedef struct dls_judge_medium {
  *                            total tenure (0: grants carry no max).
  *   lock_delay_ns     0      keep a subject ungranted this long after a
  *                            reclaim by silence or cap (never after release).
- *   drain_budget      100000 records per lease-fact medium per pass; a medium
- *                            cut short counts as failing (0: no budget).
+ *   drain_budget      100000 facts per lease-fact medium per pass (each
+ *                            fact of a batch envelope counts one; a batch
+ *                            is never split: one that would pass the rest
+ *                            of the budget waits for the next pass unless
+ *                            it is the medium's first record of the pass).
+ *                            A medium with records left once the budget is
+ *                            used up counts as failing (`behind`); one that
+ *                            is blocked right then is drained (0: no
+ *                            budget).
  *   hash_key          NULL   16 bytes keying the hash tables (NULL: random).
  *                            Nothing written depends on it.
  *   lost_ledger       false  the journal follows a lost one (judge.md,
@@ -328,13 +335,20 @@ typedef struct dls_judge_pass_result {
     uint64_t late_renewals;
     uint64_t gaps;
     uint64_t transport_errors;/* media that failed (budget cuts included) */
-    uint64_t budget_cuts;
+    uint64_t budget_cuts;     /* = behind */
     uint64_t appended;        /* journal records appended */
     uint64_t live;            /* leases in the ledger after the pass */
     uint64_t waiting;         /* proposals waiting after the pass */
     uint64_t next_due;        /* the next reading at which anything can fall
                                  due; <= now: call again at the next
                                  opportunity; DLS_JUDGE_NEVER: nothing can */
+    uint64_t facts;           /* facts the drained records carry (each fact
+                                 of a batch envelope counts one, verified or
+                                 not): what the drain budget counts */
+    uint64_t batches;         /* attributed batch envelopes among the records */
+    uint64_t behind;          /* media not fully drained this pass: the drain
+                                 budget (in facts) was used up with records
+                                 left; listed in the mark's errors */
 } dls_judge_pass_result;
 
 /* Runs one pass (judge.md, The pass) and fills *r (optional).
