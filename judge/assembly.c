@@ -20,7 +20,7 @@ void dls_judge_settings_default(dls_judge_settings *s)
     (void)dls_duration_make(&s->min_duration, DLS_UNIT_NS, 0);
     (void)dls_duration_make(&s->max_duration, DLS_UNIT_NS, 0);
     (void)dls_duration_make(&s->tenure_max, DLS_UNIT_NS, 0);
-    s->drain_budget = 100000;
+    s->drain_budget = 20000;
 }
 
 /* ---- assembly checks ---------------------------------------------------------- */

@@ -121,7 +121,7 @@ typedef struct dls_judge_medium {
  *                            total tenure (0: grants carry no max).
  *   lock_delay_ns     0      keep a subject ungranted this long after a
  *                            reclaim by silence or cap (never after release).
- *   drain_budget      100000 facts per lease-fact medium per pass (each
+ *   drain_budget      20000  facts per lease-fact medium per pass (each
  *                            fact of a batch envelope counts one; a batch
  *                            is never split: one that would pass the rest
  *                            of the budget waits for the next pass unless
