@@ -433,12 +433,13 @@ static void run_judge(dls_medium *journal, const fj_input *in, const fj_time *t,
             tick(tickm, now + in->step2 * 100 * FJ_MS);
             rc = dls_judge_pass(j, &r);
         }
-        if (rc && rc != DLS_ERR_NOMEM) {
+        if (rc && rc != DLS_ERR_NOMEM && rc != DLS_ERR_FATAL_NOMEM) {
             fprintf(stderr, "fuzz_journal: pass: %s\n", dls_strerror(rc));
             abort();
         }
         dls_judge_del(j);
-    } else if (rc != DLS_ERR_JOURNAL && rc != DLS_ERR_NOMEM) {
+    } else if (rc != DLS_ERR_JOURNAL && rc != DLS_ERR_NOMEM &&
+               rc != DLS_ERR_JOURNAL_SHORT) { /* judge.md Restart: evidence above the journal */
         fprintf(stderr, "fuzz_journal: judge: %s (%s)\n", dls_strerror(rc),
                 w.reason ? w.reason : "");
         abort();

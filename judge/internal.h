@@ -181,6 +181,10 @@ typedef struct jm_medium {
     uint32_t gap_epoch;     /* bumped by each gap */
     uint64_t gap_now;       /* now of the latest gap */
     jvec parked;            /* jl_parked: leases whose silence judgement waits */
+    jvec held;              /* uint8_t: a record read but left for the next pass
+                               (a batch that would pass the drain budget) */
+    bool has_held;
+    uint64_t held_pos;      /* its position: the medium's next unread one */
 } jm_medium;
 
 typedef struct jl_parked {
@@ -262,6 +266,15 @@ struct dls_judge {
     bool replayed;          /* the ledger came from a journal */
     bool basis_changed;     /* the journal's basis differs */
     uint64_t highest;       /* highest lease id minted */
+    bool lost_mode;         /* a new journal after a lost one: the first
+                               mark carries floor and from */
+    uint64_t floor;
+    dls_mark_pos *from_marks; /* nmedia: the first mark's from */
+    bool kept;              /* the first mark carries kept (revision 4) */
+    bool replaying;
+    uint64_t evidence_lease;/* replay: the largest verified renewal/release
+                               id above every id granted when read */
+    uint16_t evidence_medium;
     uint64_t arrival;       /* proposal arrival counter */
     uint64_t ticket;        /* unsolicited request counter */
 
@@ -307,6 +320,18 @@ struct dls_judge {
     uint8_t *scratch;       /* DLS_RECORD_MAX bytes: one fact */
     uint64_t appended_total;
 };
+
+/* ---- judge.c ---------------------------------------------------------------- */
+
+/* 0 when the handle may be used; DLS_ERR_INVAL (NULL), DLS_ERR_FATAL (a
+ * poisoned handle), DLS_ERR_REENTRANT (inside a callback). */
+int jx_usable(const dls_judge *j);
+/* Poisons the handle after a failed step; answers the fatal code to return. */
+int jx_poison(dls_judge *j, int rc);
+
+/* The medium's next unread position (a record held for the next pass
+ * counts as unread). */
+uint64_t jm_position(const jm_medium *m);
 
 /* ---- ledger.c --------------------------------------------------------------- */
 
@@ -397,6 +422,9 @@ size_t jl_memory(const dls_judge *j);
  * proposals are recorded as unanswered (j->props + j->prop_index). */
 int ja_apply(dls_judge *j, uint16_t mi, const uint8_t *rec, size_t n, uint64_t now,
              bool replay);
+/* The facts a record counts for in the drain budget: a batch's count, else
+ * one (judge.md rev 4, step 2). */
+size_t ja_facts(const uint8_t *rec, size_t n);
 /* A gap on medium mi at now. */
 void ja_gap(dls_judge *j, uint16_t mi, uint64_t now);
 void jl_prop_free(jl_prop *p);
@@ -414,6 +442,8 @@ int jj_mark(dls_judge *j);
 int jj_fact(dls_judge *j, const dls_fact *f);
 /* Appends the batch (one append, one sync); failure is fatal. */
 int jj_flush(dls_judge *j);
+/* Locks the journal itself (flock on its inode) for the judge's lifetime. */
+int jj_lock_journal(dls_judge *j, const char *path, dls_where *w);
 int jj_lock(dls_judge *j, const char *path, dls_where *w);
 void jj_unlock(dls_judge *j);
 

@@ -1250,7 +1250,7 @@ static void config_media_forms_accepted(void **state)
                        "\"party\": \"probe\"}], \"cadence\": {\"ms\": 10}}";
     write_file(tmp(f, "judge.json"), json, strlen(json), 0644);
     result r;
-    RUN(f, &r, f->dir, NULL, "judge", "--config", "judge.json", "--passes", "3");
+    RUN(f, &r, f->dir, NULL, "judge", "--config", "judge.json", "--passes", "3", "--create");
     if (r.status != 0)
         fail_msg("exit %d: %s", r.status, r.err);
     assert_contains(r.out, "\"status\": true");

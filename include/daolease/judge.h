@@ -33,7 +33,7 @@
  *     for (;;) {
  *         dls_judge_pass_result r;
  *         int rc = dls_judge_pass(j, &r);
- *         if (dls_err_is_fatal(rc)) break;   (restart from the journal)
+ *         if (dls_err_is_fatal(rc)) break;   (poisoned: restart from the journal)
  *         ... sleep until the tick stream passes r.next_due, at most cadence
  *     }
  *     dls_judge_del(j);
@@ -102,10 +102,13 @@ typedef struct dls_judge_medium {
  *                            group. Borrowed for the judge's lifetime. An
  *                            empty journal starts a new ledger; a journal
  *                            with records is replayed (restart).
- *   journal_lock_path NULL   the file locked (OFD lock, exclusive, for the
- *                            judge's lifetime) so that one judge at a time
- *                            holds the journal; NULL: "<journal path>.lock"
- *                            for a file journal (required for other kinds).
+ *   journal_lock_path NULL   NULL: the journal itself is locked (flock on
+ *                            the file, or on a segmented journal's folder,
+ *                            for the judge's lifetime), so that one judge at
+ *                            a time holds it through whatever path it was
+ *                            opened by (a symlink, a hard link). Else this
+ *                            file is locked instead (OFD lock, exclusive):
+ *                            required for journals that are not files.
  *   ticks, nticks     NULL,0 required: one or more tick sources.
  *   media, nmedia     NULL,0 the lease-fact media (0 … 1024), assembly order.
  *   tolerance_ns      unset  required (may be 0): covers flight and skew.
@@ -118,10 +121,28 @@ typedef struct dls_judge_medium {
  *                            total tenure (0: grants carry no max).
  *   lock_delay_ns     0      keep a subject ungranted this long after a
  *                            reclaim by silence or cap (never after release).
- *   drain_budget      100000 records per lease-fact medium per pass; a medium
- *                            cut short counts as failing (0: no budget).
+ *   drain_budget      20000  facts per lease-fact medium per pass (each
+ *                            fact of a batch envelope counts one; a batch
+ *                            is never split: one that would pass the rest
+ *                            of the budget waits for the next pass unless
+ *                            it is the medium's first record of the pass).
+ *                            A medium with records left once the budget is
+ *                            used up counts as failing (`behind`); one that
+ *                            is blocked right then is drained (0: no
+ *                            budget).
  *   hash_key          NULL   16 bytes keying the hash tables (NULL: random).
  *                            Nothing written depends on it.
+ *   lost_ledger       false  the journal follows a lost one (judge.md,
+ *                            Restart, Lost ledger; revision 4). On a new,
+ *                            empty journal every lease id is above
+ *                            lease_floor and media[i] is read from from[i]
+ *                            (from NULL: each medium's end at assembly);
+ *                            both are recorded in the first pass mark
+ *                            ("dao.judge/floor", "dao.judge/from") and every
+ *                            restart replay honours them. Ignored on a
+ *                            journal with records (its first mark says).
+ *   lease_floor       0      the largest lease id the lost journal minted.
+ *   from              NULL   nmedia starting positions, assembly order.
  */
 typedef struct dls_judge_settings {
     const dls_secret *grantor;
@@ -140,6 +161,9 @@ typedef struct dls_judge_settings {
     uint64_t lock_delay_ns;
     size_t drain_budget;
     const uint8_t *hash_key;
+    bool lost_ledger;
+    uint64_t lease_floor;
+    const uint64_t *from;
 } dls_judge_settings;
 
 /* Fills *s with the defaults listed above. */
@@ -262,7 +286,17 @@ typedef struct dls_judge dls_judge;
  *   DLS_ERR_JOURNAL         the journal does not replay (a record not signed
  *                           by the grantor, pass numbers not increasing, a
  *                           malformed pass mark)
- *   DLS_ERR_IO              the lock file cannot be opened (w->sys_errno)
+ *   DLS_ERR_JOURNAL_SHORT   the journal is shorter than the holders'
+ *                           evidence: a lease-fact medium carries a
+ *                           verified renewal or release for a lease id
+ *                           above every id the journal granted (and above
+ *                           lease_floor) — the journal was lost or cut
+ *                           back; w->offset is the medium's index. Start a
+ *                           new journal with the lost-ledger procedure.
+ *   DLS_ERR_CONFIG          also: the journal listed as a lease-fact medium;
+ *                           lease_floor above 2^63-1
+ *   DLS_ERR_IO              the journal (or the lock file) cannot be opened
+ *                           to lock it (w->sys_errno)
  *   DLS_ERR_NOMEM, DLS_ERR_SODIUM, DLS_ERR_INVAL (out or s NULL) */
 DLS_EXPORT int dls_judge_new(dls_judge **out, const dls_judge_settings *s,
                              const dls_judge_callbacks *cb, void *user_data,
@@ -301,21 +335,34 @@ typedef struct dls_judge_pass_result {
     uint64_t late_renewals;
     uint64_t gaps;
     uint64_t transport_errors;/* media that failed (budget cuts included) */
-    uint64_t budget_cuts;
+    uint64_t budget_cuts;     /* = behind */
     uint64_t appended;        /* journal records appended */
     uint64_t live;            /* leases in the ledger after the pass */
     uint64_t waiting;         /* proposals waiting after the pass */
     uint64_t next_due;        /* the next reading at which anything can fall
                                  due; <= now: call again at the next
                                  opportunity; DLS_JUDGE_NEVER: nothing can */
+    uint64_t facts;           /* facts the drained records carry (each fact
+                                 of a batch envelope counts one, verified or
+                                 not): what the drain budget counts */
+    uint64_t batches;         /* attributed batch envelopes among the records */
+    uint64_t behind;          /* media not fully drained this pass: the drain
+                                 budget (in facts) was used up with records
+                                 left; listed in the mark's errors */
 } dls_judge_pass_result;
 
 /* Runs one pass (judge.md, The pass) and fills *r (optional).
  * Returns 0; DLS_ERR_TICKS_ENDED on every pass after the last tick cursor
- * was retired (nothing is done); DLS_ERR_REENTRANT from a callback;
- * DLS_ERR_JOURNAL_WRITE (fatal) when a journal append or sync failed, and
- * DLS_ERR_FATAL on every later call; DLS_ERR_NOMEM (fatal: the ledger can
- * no longer be trusted, restart from the journal). */
+ * was retired (nothing is done); DLS_ERR_REENTRANT from a callback.
+ *
+ * Fatal means one thing: a code for which dls_err_is_fatal() is true. A
+ * step that fails leaves the ledger untrusted, so the pass poisons the
+ * handle and answers a fatal code: DLS_ERR_JOURNAL_WRITE when a journal
+ * append or sync failed, DLS_ERR_FATAL_NOMEM when an allocation failed,
+ * DLS_ERR_FATAL_STEP for any other failure inside a step; every later call
+ * (pass, end, grant, lost_ledger) answers DLS_ERR_FATAL. The owner then
+ * deletes the handle and starts a new judge on the same journal (restart
+ * replays what landed). A non-fatal code never poisons the handle. */
 DLS_EXPORT int dls_judge_pass(dls_judge *j, dls_judge_pass_result *r);
 
 /* ---- owner acts ------------------------------------------------------------ */
