@@ -297,8 +297,7 @@ static void default_answer(dls_judge *j, const dls_judge_ask *a, const jl_prop *
 static int owner_answer(dls_judge *j, const dls_judge_ask *a, const jl_subject *s,
                         dls_judge_answer *ans)
 {
-    dls_judge_answer own;
-    memset(&own, 0, sizeof own);
+    dls_judge_answer own = *ans; /* the default's answer: the owner may keep it */
     j->in_callback = true;
     int rc = j->cb.policy(j->user, a, &own);
     j->in_callback = false;

@@ -221,7 +221,9 @@ typedef struct dls_judge_callbacks {
      * proposal answered in step 7 (judge.md, Grant policy). The judge keeps
      * FIFO service of waiters, bound refusals ("unavailable"), the journal
      * rules and exclusivity: a GRANT for a subject that cannot be granted
-     * becomes a WAIT with the default bound. Returns 0, or non-zero to make
+     * becomes a WAIT with the default bound. `answer` arrives holding the
+     * default policy's answer, so a policy that only refuses some subjects
+     * returns 0 leaving the others unchanged. Returns 0, or non-zero to make
      * the judge refuse the proposal with reason "policy". */
     int (*policy)(void *user_data, const dls_judge_ask *ask, dls_judge_answer *answer);
     /* Optional: the outcome of an unsolicited grant request: the lease id,
