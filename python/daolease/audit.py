@@ -28,9 +28,10 @@ def audit(journal: str, grantor: str, keyring: Union[str, Keyring],
     """
     kr = keyring if isinstance(keyring, Keyring) else Keyring.load(keyring)
     jm = Stream.open(journal)
-    streams, parties = [], []
+    streams, parties, paths = [], [], []
     for m in media:
         path, party = (m, None) if isinstance(m, (str, os.PathLike)) else m
+        paths.append(path)
         streams.append(Stream.open(path))
         parties.append(cstr(party) if party else None)
     am = ffi.new("dls_audit_medium[]", max(1, len(streams)))
@@ -39,8 +40,12 @@ def audit(journal: str, grantor: str, keyring: Union[str, Keyring],
         am[i].party = parties[i] if parties[i] else ffi.NULL
     out = ffi.new("dls_audit **")
     w = new_where()
-    check(lib.dls_audit_run(out, ffi.NULL, jm._p, cstr(grantor), kr._p, am, len(streams), w),
-          journal, w)
+    rc = lib.dls_audit_run(out, ffi.NULL, jm._p, cstr(grantor), kr._p, am, len(streams), w)
+    if rc:
+        for st in streams:
+            st.close()
+        jm.close()
+    check(rc, journal, w)
     a = ffi.gc(out[0], lib.dls_audit_del)
     leases: List[Dict[str, Any]] = []
     for i in range(lib.dls_audit_lease_count(a)):
@@ -56,28 +61,55 @@ def audit(journal: str, grantor: str, keyring: Union[str, Keyring],
             "verdict": pystr(lib.dls_audit_verdict_name(l.verdict))})
     s = lib.dls_audit_summary_of(a)
     status = int(lib.dls_audit_exit_status(a))
+    causes = lambda c: None if c == 0 else pystr(lib.dls_cause_name(c))  # noqa: E731
+    hexid = lambda b: bytes(ffi.buffer(b, 16)).hex()  # noqa: E731
+    u64s = lambda p, n: [int(p[i]) for i in range(n)]  # noqa: E731
+    counts = lambda c, n: {pystr(c[i].reason): int(c[i].n) for i in range(n)}  # noqa: E731
+    reports = {
+        "grantor": grantor, "journal": hexid(s.journal_id), "passes": int(s.passes),
+        "journal_records": int(s.journal_records), "journal_forged": int(s.journal_forged),
+        "journal_malformed": int(s.journal_malformed),
+        "journal_defective": int(s.journal_defective),
+        "journal_ignored": int(s.journal_ignored), "grants": int(s.grants),
+        "refusals": int(s.refusals), "lapsed": int(s.lapsed),
+        "late_reclaims": [[int(r.lease), int(r.due_pass), int(r.lapsed_pass)]
+                          for r in (s.late_reclaims[i] for i in range(s.n_late_reclaims))],
+        "media_records": int(s.media_records),
+        "forged": counts(s.forged, s.n_forged),
+        "defective": counts(s.defective, s.n_defective),
+        "ignored": counts(s.ignored, s.n_ignored),
+        "late_renewals": {span(s.late_renewals[i].holder).decode("utf-8", "replace"):
+                          int(s.late_renewals[i].n) for i in range(s.n_late_renewals)},
+        "cadence_overruns": int(s.cadence_overruns),
+        "cadence_overruns_unflagged": u64s(s.cadence_overruns_unflagged,
+                                           s.n_cadence_overruns_unflagged),
+        "due_mismatches": [[int(getattr(m, "pass")), int(m.lease),
+                            causes(m.judge), causes(m.audit)]
+                           for m in (s.due_mismatches[i] for i in range(s.n_due_mismatches))],
+        "unverifiable": u64s(s.unverifiable_passes, s.n_unverifiable_passes),
+        "unverifiable_leases": u64s(s.unverifiable_leases, s.n_unverifiable_leases),
+        "gaps": [[int(getattr(g, "pass")), hexid(g.medium), int(getattr(g, "from")),
+                  int(g.to)] for g in (s.gaps[i] for i in range(s.n_gaps))],
+        "restarts": u64s(s.restarts, s.n_restarts),
+        "basis_changes": u64s(s.basis_changes, s.n_basis_changes),
+        "transport_errors": [[int(getattr(g, "pass")), hexid(g.medium),
+                              int(getattr(g, "from"))]
+                             for g in (s.transport_errors[i] for i in range(s.n_transport_errors))],
+        "missing_media": [hexid(s.missing_media[i]) for i in range(s.n_missing_media)],
+        "unused_media": [os.fspath(paths[int(s.unused_media[i])])
+                         for i in range(s.n_unused_media)],
+        "undrained_records": int(s.undrained_records),
+        "warnings": [pystr(s.warnings[i]) for i in range(s.n_warnings)],
+        "failure_details": [pystr(s.failure_details[i]) for i in range(s.n_failure_details)],
+    }
+    if s.incomplete != ffi.NULL:
+        reports["incomplete"] = pystr(s.incomplete)
     summary = {
         "summary": True,
         "failures": {"unjustified_lapse": int(s.unjustified_lapse),
                      "due_mismatch": int(s.due_mismatch),
                      "double_grant": int(s.double_grant), "journal": int(s.journal)},
-        "reports": {
-            "passes": int(s.passes), "grants": int(s.grants), "refusals": int(s.refusals),
-            "lapsed": int(s.lapsed), "journal_records": int(s.journal_records),
-            "media_records": int(s.media_records),
-            "undrained_records": int(s.undrained_records),
-            "forged": {pystr(s.forged[i].reason): int(s.forged[i].n) for i in range(s.n_forged)},
-            "defective": {pystr(s.defective[i].reason): int(s.defective[i].n)
-                          for i in range(s.n_defective)},
-            "ignored": {pystr(s.ignored[i].reason): int(s.ignored[i].n)
-                        for i in range(s.n_ignored)},
-            "late_reclaims": [int(s.late_reclaims[i].lease) for i in range(s.n_late_reclaims)],
-            "cadence_overruns": int(s.cadence_overruns),
-            "gaps": int(s.n_gaps), "transport_errors": int(s.n_transport_errors),
-            "restarts": [int(s.restarts[i]) for i in range(s.n_restarts)],
-            "warnings": [pystr(s.warnings[i]) for i in range(s.n_warnings)],
-            "incomplete": pystr(s.incomplete) if s.incomplete != ffi.NULL else None,
-        },
+        "reports": reports,
         "exit": status,
     }
     for st in streams:

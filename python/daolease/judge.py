@@ -60,7 +60,7 @@ class Judge:
                  default_duration: Optional[Dict[str, int]] = None,
                  min_duration: Optional[Dict[str, int]] = None,
                  max_duration: Optional[Dict[str, int]] = None,
-                 max: Optional[Dict[str, int]] = None,
+                 tenure_max: Optional[Dict[str, int]] = None,
                  lock_delay: Optional[Dict[str, int]] = None) -> None:
         self._grantor, self._journal, self._keyring = grantor, journal, keyring
         self._media = [m for m, _ in media]
@@ -72,7 +72,7 @@ class Judge:
         self._borrowed = [self._ticks, grantor, journal] + self._media + self._resolvers
         for x in self._borrowed:
             x.borrow()
-        self._basis = cstr(self._ticks.basis)
+        self._basis = ffi.new("char[]", cstr(self._ticks.basis))
         ts = ffi.new("dls_judge_tick_source *")
         ts.medium = self._ticks.ring
         ts.resolver = self._ticks.resolver
@@ -99,8 +99,8 @@ class Judge:
             s.min_duration = _duration(min_duration)
         if max_duration:
             s.max_duration = _duration(max_duration)
-        if max:
-            s.tenure_max = _duration(max)
+        if tenure_max:
+            s.tenure_max = _duration(tenure_max)
         if lock_delay:
             s.lock_delay_ns = _duration(lock_delay).ns
         self._keep = (ts, jm)
@@ -140,7 +140,7 @@ class Judge:
                    cadence=c.get("cadence", {"ms": 100}), reclaim=reclaim, policy=policy,
                    default_duration=c.get("duration", {"s": 3}),
                    min_duration=c.get("min_duration", {"ms": 100}),
-                   max_duration=c.get("max_duration", {"h": 1}), max=c.get("max"),
+                   max_duration=c.get("max_duration", {"h": 1}), tenure_max=c.get("max"),
                    lock_delay=c.get("lock_delay"))
 
     # ---- callbacks ------------------------------------------------------------
