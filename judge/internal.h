@@ -308,6 +308,14 @@ struct dls_judge {
     uint64_t appended_total;
 };
 
+/* ---- judge.c ---------------------------------------------------------------- */
+
+/* 0 when the handle may be used; DLS_ERR_INVAL (NULL), DLS_ERR_FATAL (a
+ * poisoned handle), DLS_ERR_REENTRANT (inside a callback). */
+int jx_usable(const dls_judge *j);
+/* Poisons the handle after a failed step; answers the fatal code to return. */
+int jx_poison(dls_judge *j, int rc);
+
 /* ---- ledger.c --------------------------------------------------------------- */
 
 int jpool_init(jpool *p, uint32_t item);

@@ -1,305 +1,11 @@
-/* The judge: assembly and the pass (judge.md, Assembly; The pass, steps
- * 1–6; step 7 lives in policy.c, the journal in journal.c, restart in
+/* The judge: the pass (judge.md, The pass, steps 1–6; step 7 lives in
+ * policy.c, assembly in assembly.c, the journal in journal.c, restart in
  * replay.c).
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "judge/internal.h"
-
-/* ---- settings ---------------------------------------------------------------- */
-
-void dls_judge_settings_default(dls_judge_settings *s)
-{
-    if (!s)
-        return;
-    memset(s, 0, sizeof *s);
-    s->tolerance_ns = DLS_JUDGE_UNSET;
-    s->cadence_ns = DLS_JUDGE_UNSET;
-    (void)dls_duration_make(&s->default_duration, DLS_UNIT_S, 10);
-    (void)dls_duration_make(&s->min_duration, DLS_UNIT_NS, 0);
-    (void)dls_duration_make(&s->max_duration, DLS_UNIT_NS, 0);
-    (void)dls_duration_make(&s->tenure_max, DLS_UNIT_NS, 0);
-    s->drain_budget = 100000;
-}
-
-/* ---- assembly checks ---------------------------------------------------------- */
-
-static int refuse(dls_where *w, int code, uint64_t index, const char *reason)
-{
-    if (w) {
-        w->offset = index;
-        w->reason = reason;
-    }
-    return code;
-}
-
-static int check_grantor(const dls_judge_settings *s, dls_where *w)
-{
-    if (!s->grantor || !dls_secret_name(s->grantor) || !dls_secret_name(s->grantor)[0])
-        return refuse(w, DLS_ERR_NO_GRANTOR, 0, "no grantor name and Ed25519 key");
-    if (dls_secret_kind(s->grantor) != DLS_KEY_ED25519)
-        return refuse(w, DLS_ERR_KEYKIND, 0,
-                      "the grantor's key must be Ed25519 (a MAC key would let its holders forge the journal)");
-    return 0;
-}
-
-static int check_journal(const dls_judge_settings *s, dls_where *w)
-{
-    if (!s->journal)
-        return refuse(w, DLS_ERR_NO_JOURNAL, 0, "no journal");
-    if (dls_medium_mode(s->journal) != DLS_OPEN_APPEND)
-        return refuse(w, DLS_ERR_STATE, 0, "the journal is not opened for append");
-    if (dls_medium_retention(s->journal) != DLS_RETAIN_ALL)
-        return refuse(w, DLS_ERR_RETENTION, 0,
-                      "the journal must retain everything (an evict-oldest journal is refused)");
-    if (dls_medium_sync(s->journal) == DLS_SYNC_NONE)
-        return refuse(w, DLS_ERR_JOURNAL_SYNC, 0,
-                      "the journal must be opened with sync data or group, not none");
-    if (dls_medium_kind_of(s->journal) != DLS_MEDIUM_FILE && !s->journal_lock_path)
-        return refuse(w, DLS_ERR_CONFIG, 0,
-                      "a journal that is not a file needs journal_lock_path (one judge at a time)");
-    return 0;
-}
-
-static int check_retention(dls_medium *m)
-{
-    dls_retention r = dls_medium_retention(m);
-    return r == DLS_RETAIN_ALL || r == DLS_RETAIN_EVICT_OLDEST ? 0 : DLS_ERR_RETENTION;
-}
-
-static int check_ticks(const dls_judge_settings *s, dls_where *w)
-{
-    if (!s->ticks || s->nticks == 0)
-        return refuse(w, DLS_ERR_NO_TICKS, 0, "no tick cursor");
-    for (size_t i = 0; i < s->nticks; i++) {
-        const dls_judge_tick_source *t = &s->ticks[i];
-        if (!t->medium || !t->adapter || !t->basis || !t->basis[0])
-            return refuse(w, DLS_ERR_NO_TICKS, i,
-                          "a tick source needs a medium, its adapter's name and a reading basis");
-        if (!dls_name_valid((const uint8_t *)t->adapter, strlen(t->adapter)))
-            return refuse(w, DLS_ERR_INVAL, i, "the tick adapter's name is not a valid party name");
-        int rc = dls_resolver_check(t->resolver, dls_medium_id(t->medium));
-        if (rc)
-            return refuse(w, rc, i,
-                          rc == DLS_ERR_NORESOLVER ? "a tick medium has no resolver"
-                                                   : "a tick resolver is bound to another medium");
-        if (check_retention(t->medium))
-            return refuse(w, DLS_ERR_RETENTION, i,
-                          "a tick medium neither retains everything nor evicts the oldest");
-        if (strcmp(t->basis, s->ticks[0].basis) != 0)
-            return refuse(w, DLS_ERR_BASIS, i, "tick sources on different reading bases");
-    }
-    return 0;
-}
-
-static int check_media(const dls_judge_settings *s, dls_where *w)
-{
-    if (s->nmedia > DLS_JUDGE_MEDIA_MAX)
-        return refuse(w, DLS_ERR_TOO_MANY_MEDIA, s->nmedia, "more than 1024 lease-fact media");
-    if (s->nmedia && !s->media)
-        return refuse(w, DLS_ERR_INVAL, 0, "nmedia without media");
-    for (size_t i = 0; i < s->nmedia; i++) {
-        const dls_judge_medium *m = &s->media[i];
-        if (!m->medium)
-            return refuse(w, DLS_ERR_INVAL, i, "a lease-fact medium is NULL");
-        int rc = dls_resolver_check(m->resolver, dls_medium_id(m->medium));
-        if (rc)
-            return refuse(w, rc, i,
-                          rc == DLS_ERR_NORESOLVER ? "a lease-fact medium has no resolver"
-                                                   : "a resolver is bound to another medium");
-        if (check_retention(m->medium))
-            return refuse(w, DLS_ERR_RETENTION, i,
-                          "a medium neither retains everything nor evicts the oldest");
-        for (size_t k = 0; k < i; k++)
-            if (memcmp(dls_medium_id(s->media[k].medium), dls_medium_id(m->medium),
-                       DLS_MEDIUM_ID_LEN) == 0)
-                return refuse(w, DLS_ERR_DUPLICATE, i, "one medium listed twice");
-    }
-    return 0;
-}
-
-static int check_terms(const dls_judge_settings *s, dls_where *w)
-{
-    if (s->tolerance_ns == DLS_JUDGE_UNSET || s->tolerance_ns > DLS_NS_MAX)
-        return refuse(w, DLS_ERR_CONFIG, 0, "no tolerance (it may be zero, but must be given)");
-    if (s->cadence_ns == DLS_JUDGE_UNSET || s->cadence_ns == 0 || s->cadence_ns > DLS_NS_MAX)
-        return refuse(w, DLS_ERR_CONFIG, 0, "no declared cadence");
-    if (s->default_duration.ns == 0 || s->default_duration.ns > DLS_NS_MAX)
-        return refuse(w, DLS_ERR_CONFIG, 0, "the default duration must be at least 1 ns");
-    if (s->min_duration.ns && s->max_duration.ns && s->min_duration.ns > s->max_duration.ns)
-        return refuse(w, DLS_ERR_CONFIG, 0, "min_duration exceeds max_duration");
-    if (s->max_duration.ns > DLS_NS_MAX || s->tenure_max.ns > DLS_NS_MAX ||
-        s->lock_delay_ns > DLS_NS_MAX)
-        return refuse(w, DLS_ERR_CONFIG, 0, "a duration above 2^63-1 ns");
-    return 0;
-}
-
-static int check_assembly(const dls_judge_settings *s, const dls_judge_callbacks *cb,
-                          dls_where *w)
-{
-    int rc;
-    if ((rc = check_grantor(s, w)) || (rc = check_journal(s, w)) || (rc = check_ticks(s, w)) ||
-        (rc = check_media(s, w)) || (rc = check_terms(s, w)))
-        return rc;
-    if (!cb || !cb->reclaim)
-        return refuse(w, DLS_ERR_NO_RECLAIM, 0, "no reclaim procedure");
-    return 0;
-}
-
-/* ---- construction --------------------------------------------------------------- */
-
-static char *dup_str(const char *s)
-{
-    size_t n = strlen(s);
-    char *d = malloc(n + 1);
-    if (d)
-        memcpy(d, s, n + 1);
-    return d;
-}
-
-static int copy_assembly(dls_judge *j, const dls_judge_settings *s)
-{
-    j->grantor = s->grantor;
-    j->grantor_name = dup_str(dls_secret_name(s->grantor));
-    j->basis = dup_str(s->ticks[0].basis);
-    j->ticks = calloc(s->nticks, sizeof *j->ticks);
-    j->media = calloc(s->nmedia ? s->nmedia : 1, sizeof *j->media);
-    j->scratch = malloc(DLS_RECORD_MAX);
-    if (!j->grantor_name || !j->basis || !j->ticks || !j->media || !j->scratch)
-        return DLS_ERR_NOMEM;
-    j->grantor_len = strlen(j->grantor_name);
-    j->journal = s->journal;
-    memcpy(j->journal_id, dls_medium_id(s->journal), DLS_MEDIUM_ID_LEN);
-    j->nticks = s->nticks;
-    for (size_t i = 0; i < s->nticks; i++) {
-        jm_tick *t = &j->ticks[i];
-        t->m = s->ticks[i].medium;
-        t->r = s->ticks[i].resolver;
-        t->adapter = dup_str(s->ticks[i].adapter);
-        if (!t->adapter)
-            return DLS_ERR_NOMEM;
-        t->adapter_len = strlen(t->adapter);
-        if (dls_cursor_new(&t->c, t->m, s->ticks[i].from))
-            return DLS_ERR_NOMEM;
-    }
-    j->nmedia = s->nmedia;
-    for (size_t i = 0; i < s->nmedia; i++) {
-        j->media[i].m = s->media[i].medium;
-        j->media[i].r = s->media[i].resolver;
-        memcpy(j->media[i].id, dls_medium_id(s->media[i].medium), DLS_MEDIUM_ID_LEN);
-    }
-    j->tolerance = s->tolerance_ns;
-    j->cadence = s->cadence_ns;
-    j->default_duration = s->default_duration;
-    j->min_duration = s->min_duration;
-    j->max_duration = s->max_duration;
-    j->tenure_max = s->tenure_max;
-    j->lock_delay = s->lock_delay_ns;
-    j->drain_budget = s->drain_budget;
-    if (s->hash_key)
-        memcpy(j->hkey, s->hash_key, sizeof j->hkey);
-    else
-        randombytes_buf(j->hkey, sizeof j->hkey);
-    return 0;
-}
-
-static int take_lock(dls_judge *j, const dls_judge_settings *s, dls_where *w)
-{
-    if (s->journal_lock_path)
-        return jj_lock(j, s->journal_lock_path, w);
-    const char *name = dls_medium_name(s->journal);
-    size_t n = strlen(name);
-    char *path = malloc(n + 6);
-    if (!path)
-        return DLS_ERR_NOMEM;
-    memcpy(path, name, n);
-    memcpy(path + n, ".lock", 6);
-    int rc = jj_lock(j, path, w);
-    free(path);
-    return rc;
-}
-
-static int open_cursors(dls_judge *j, const uint64_t *starts)
-{
-    for (size_t i = 0; i < j->nmedia; i++)
-        if (dls_cursor_new(&j->media[i].c, j->media[i].m, starts[i]))
-            return DLS_ERR_NOMEM;
-    return 0;
-}
-
-int dls_judge_new(dls_judge **out, const dls_judge_settings *s, const dls_judge_callbacks *cb,
-                  void *user_data, dls_where *w)
-{
-    if (!out || !s)
-        return DLS_ERR_INVAL;
-    *out = NULL;
-    if (sodium_init() < 0)
-        return DLS_ERR_SODIUM;
-    int rc = check_assembly(s, cb, w);
-    if (rc)
-        return rc;
-    dls_judge *j = calloc(1, sizeof *j);
-    if (!j)
-        return DLS_ERR_NOMEM;
-    j->lock_fd = -1;
-    j->cb = *cb;
-    j->user = user_data;
-    jl_ledger_init(j);
-    uint64_t *starts = calloc(s->nmedia ? s->nmedia : 1, sizeof *starts);
-    rc = starts ? copy_assembly(j, s) : DLS_ERR_NOMEM;
-    if (!rc)
-        rc = take_lock(j, s, w);
-    if (!rc)
-        rc = jr_replay(j, starts, w);
-    if (!rc)
-        rc = open_cursors(j, starts);
-    free(starts);
-    if (rc) {
-        dls_judge_del(j);
-        return rc;
-    }
-    *out = j;
-    return 0;
-}
-
-static void free_props(dls_judge *j)
-{
-    for (size_t i = 0; i < j->props.n; i++)
-        jl_prop_free(&JVEC_AT(j->props, jl_prop, i));
-    jvec_free(&j->props);
-    for (size_t i = 0; i < j->requests.n; i++)
-        free(JVEC_AT(j->requests, jl_request, i).subject);
-    jvec_free(&j->requests);
-}
-
-void dls_judge_del(dls_judge *j)
-{
-    if (!j)
-        return;
-    for (size_t i = 0; j->ticks && i < j->nticks; i++) {
-        dls_cursor_del(j->ticks[i].c);
-        free(j->ticks[i].adapter);
-    }
-    for (size_t i = 0; j->media && i < j->nmedia; i++) {
-        dls_cursor_del(j->media[i].c);
-        jvec_free(&j->media[i].parked);
-    }
-    free(j->ticks);
-    free(j->media);
-    free_props(j);
-    jl_ledger_free(j);
-    jtab_free(&j->prop_index);
-    jvec *vs[] = {&j->pending, &j->due, &j->done, &j->freed, &j->refused_subjects, &j->gaps,
-                  &j->mk_drained, &j->mk_errors, &j->mk_due, &j->jbuf, &j->jlens, &j->told};
-    for (size_t i = 0; i < sizeof vs / sizeof vs[0]; i++)
-        jvec_free(vs[i]);
-    jj_unlock(j);
-    free(j->scratch);
-    free(j->grantor_name);
-    free(j->basis);
-    free(j);
-}
 
 /* ---- step 1: ticks -------------------------------------------------------------------- */
 
@@ -722,12 +428,9 @@ static void finish(dls_judge *j)
 
 int dls_judge_pass(dls_judge *j, dls_judge_pass_result *r)
 {
-    if (!j)
-        return DLS_ERR_INVAL;
-    if (j->fatal)
-        return DLS_ERR_FATAL;
-    if (j->in_callback)
-        return DLS_ERR_REENTRANT;
+    int rc = jx_usable(j);
+    if (rc)
+        return rc;
     dls_judge_pass_result local;
     if (!r)
         r = &local;
@@ -745,11 +448,10 @@ int dls_judge_pass(dls_judge *j, dls_judge_pass_result *r)
         return 0;
     }
     begin_pass(j);
-    int rc = run_steps(j);
+    rc = run_steps(j);
     if (rc) {
-        j->fatal = true; /* the ledger can no longer be trusted */
         j->res = NULL;
-        return rc;
+        return jx_poison(j, rc);
     }
     j->started = true;
     j->prev_now = j->now;
@@ -761,7 +463,20 @@ int dls_judge_pass(dls_judge *j, dls_judge_pass_result *r)
 
 /* ---- owner acts and introspection ---------------------------------------------------------- */
 
-static int usable(const dls_judge *j)
+/* One meaning of fatal (issue 14 item 5): a failed step leaves the ledger
+ * untrusted, so the handle stops and answers a code in the fatal range —
+ * the step's own code when it is fatal already (a journal write),
+ * DLS_ERR_FATAL_NOMEM for out of memory, DLS_ERR_FATAL_STEP otherwise —
+ * and DLS_ERR_FATAL on every later call. */
+int jx_poison(dls_judge *j, int rc)
+{
+    j->fatal = true;
+    if (dls_err_is_fatal(rc))
+        return rc;
+    return rc == DLS_ERR_NOMEM ? DLS_ERR_FATAL_NOMEM : DLS_ERR_FATAL_STEP;
+}
+
+int jx_usable(const dls_judge *j)
 {
     if (!j)
         return DLS_ERR_INVAL;
@@ -774,7 +489,7 @@ static int usable(const dls_judge *j)
 
 int dls_judge_end(dls_judge *j, uint64_t lease)
 {
-    int rc = usable(j);
+    int rc = jx_usable(j);
     if (rc)
         return rc;
     uint32_t idx = jl_lease_find(j, lease);

@@ -489,21 +489,10 @@ static int queue_request(dls_judge *j, dls_bytes subject, dls_bytes holder, uint
     return 0;
 }
 
-static int usable(const dls_judge *j)
-{
-    if (!j)
-        return DLS_ERR_INVAL;
-    if (j->fatal)
-        return DLS_ERR_FATAL;
-    if (j->in_callback)
-        return DLS_ERR_REENTRANT;
-    return 0;
-}
-
 int dls_judge_grant(dls_judge *j, dls_bytes subject, dls_bytes holder, uint32_t medium,
                     const dls_duration *duration, const dls_mode *mode, uint64_t *ticket)
 {
-    int rc = usable(j);
+    int rc = jx_usable(j);
     if (rc)
         return rc;
     if ((rc = check_request(j, subject, holder, medium, duration, mode)) != 0)
@@ -516,7 +505,7 @@ int dls_judge_grant(dls_judge *j, dls_bytes subject, dls_bytes holder, uint32_t 
 
 int dls_judge_lost_ledger(dls_judge *j, const dls_judge_possession *items, size_t n, int *status)
 {
-    int rc = usable(j);
+    int rc = jx_usable(j);
     if (rc)
         return rc;
     if (j->replayed || j->started || j->live)

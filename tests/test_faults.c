@@ -541,10 +541,12 @@ static int tick(dls_medium *tm, uint64_t ms)
 static int pass(dls_judge *j, dls_judge_pass_result *pr, uint64_t now_ms)
 {
     int rc = dls_judge_pass(j, pr);
-    if (rc == DLS_ERR_NOMEM || rc == DLS_ERR_JOURNAL_WRITE) {
-        /* judge.md: an allocation failure in a pass (or a failed journal
-         * append) is fatal; every later call answers DLS_ERR_FATAL and the
-         * handle stays deletable */
+    if (rc == DLS_ERR_NOMEM)
+        return WRONG_RESULT; /* issue 14 item 5: a poisoning failure answers a fatal code */
+    if (dls_err_is_fatal(rc)) {
+        /* judge.md: an allocation failure in a pass (DLS_ERR_FATAL_NOMEM)
+         * or a failed journal append is fatal; every later call answers
+         * DLS_ERR_FATAL and the handle stays deletable */
         dls_judge_pass_result again;
         if (dls_judge_pass(j, &again) != DLS_ERR_FATAL)
             return WRONG_RESULT;
@@ -668,7 +670,8 @@ static void test_fault_judge(void **state)
     snprintf(c.base, sizeof c.base, "/tmp/dls-faults-XXXXXX");
     assert_non_null(mkdtemp(c.base));
     /* judge.md: a failed journal append is DLS_ERR_JOURNAL_WRITE (fatal) */
-    const int ok[] = {DLS_ERR_NOMEM, DLS_ERR_FATAL, DLS_ERR_JOURNAL_WRITE, DLS_ERR_TRANSPORT};
+    const int ok[] = {DLS_ERR_NOMEM, DLS_ERR_FATAL, DLS_ERR_JOURNAL_WRITE, DLS_ERR_TRANSPORT,
+                      DLS_ERR_FATAL_NOMEM};
     fault_loop("judge", sc_judge, &c, ok, sizeof ok / sizeof ok[0]);
     assert_int_equal(rmdir(c.base), 0);
 }

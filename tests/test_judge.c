@@ -2295,6 +2295,19 @@ static void test_journal_write_failure_fatal(void **state)
     f->append_error = false;
     assert_int_equal(dls_judge_pass(h.j, &r), DLS_ERR_FATAL);
     assert_int_equal(dls_judge_end(h.j, 1), DLS_ERR_FATAL);
+    /* issue 14 item 5: one meaning of fatal — every call on a poisoned
+     * handle answers a code in the fatal range, and the codes a failed step
+     * answers (out of memory included) are all fatal */
+    uint64_t ticket = 0;
+    assert_int_equal(dls_judge_grant(h.j, (dls_bytes){(const uint8_t *)"\xa1x", 2},
+                                     (dls_bytes){(const uint8_t *)"h", 1}, 0, NULL, NULL,
+                                     &ticket),
+                     DLS_ERR_FATAL);
+    assert_int_equal(dls_judge_lost_ledger(h.j, NULL, 0, NULL), DLS_ERR_FATAL);
+    assert_true(dls_err_is_fatal(DLS_ERR_FATAL));
+    assert_true(dls_err_is_fatal(DLS_ERR_FATAL_NOMEM));
+    assert_true(dls_err_is_fatal(DLS_ERR_FATAL_STEP));
+    assert_false(dls_err_is_fatal(DLS_ERR_NOMEM));
     h_close_judge(&h);
     dls_medium_del(jm);
     h_fini(&h);

@@ -56,6 +56,8 @@ const char *dls_strerror(int code)
     case DLS_ERR_JOURNAL: return "the journal cannot be replayed";
     case DLS_ERR_NO_GRANTOR: return "no grantor name or Ed25519 signing key";
     case DLS_ERR_JOURNAL_SYNC: return "the journal must be opened with sync data or group";
+    case DLS_ERR_JOURNAL_SHORT:
+        return "the journal is shorter than the holders' evidence (a lost ledger: see docs/judge.md, Lost ledger)";
     case DLS_ERR_SIZING: return "sizing relation violated";
     case DLS_ERR_NO_LEASE: return "no such lease held";
     case DLS_ERR_UNAVAILABLE: return "unavailable";
@@ -64,6 +66,8 @@ const char *dls_strerror(int code)
     case DLS_ERR_FENCE: return "the allowance exceeds expires_at: no fence instant";
     case DLS_ERR_JOURNAL_WRITE: return "journal write or sync failed (fatal)";
     case DLS_ERR_FATAL: return "stopped by an earlier fatal error";
+    case DLS_ERR_FATAL_NOMEM: return "out of memory inside a step (fatal: the handle stopped)";
+    case DLS_ERR_FATAL_STEP: return "a step failed (fatal: the handle stopped)";
     default: return "unknown error";
     }
 }

@@ -85,6 +85,7 @@ typedef enum dls_error {
     DLS_ERR_JOURNAL = -409,    /* a journal cannot be replayed (forged, malformed) */
     DLS_ERR_NO_GRANTOR = -410, /* no grantor name or Ed25519 signing key */
     DLS_ERR_JOURNAL_SYNC = -411, /* a journal opened with sync `none` */
+    DLS_ERR_JOURNAL_SHORT = -412, /* the journal is shorter than the holders' evidence (lost ledger) */
 
     /* holder, -500 … -599 */
     DLS_ERR_SIZING = -500,     /* a sizing relation of holder.md does not hold */
@@ -99,7 +100,9 @@ typedef enum dls_error {
     /* fatal, -900 and below: the handle refuses everything but _del */
     DLS_ERR_FATAL_THRESHOLD = -900,
     DLS_ERR_JOURNAL_WRITE = -901, /* a journal append or sync failed */
-    DLS_ERR_FATAL = -902          /* an earlier fatal error stopped this handle */
+    DLS_ERR_FATAL = -902,         /* an earlier fatal error stopped this handle */
+    DLS_ERR_FATAL_NOMEM = -903,   /* out of memory inside a step: the handle stopped */
+    DLS_ERR_FATAL_STEP = -904     /* another failure inside a step: the handle stopped */
 } dls_error;
 
 /* A static, human-readable sentence for an error code (never NULL). */

@@ -33,7 +33,7 @@
  *     for (;;) {
  *         dls_judge_pass_result r;
  *         int rc = dls_judge_pass(j, &r);
- *         if (dls_err_is_fatal(rc)) break;   (restart from the journal)
+ *         if (dls_err_is_fatal(rc)) break;   (poisoned: restart from the journal)
  *         ... sleep until the tick stream passes r.next_due, at most cadence
  *     }
  *     dls_judge_del(j);
@@ -314,10 +314,16 @@ typedef struct dls_judge_pass_result {
 
 /* Runs one pass (judge.md, The pass) and fills *r (optional).
  * Returns 0; DLS_ERR_TICKS_ENDED on every pass after the last tick cursor
- * was retired (nothing is done); DLS_ERR_REENTRANT from a callback;
- * DLS_ERR_JOURNAL_WRITE (fatal) when a journal append or sync failed, and
- * DLS_ERR_FATAL on every later call; DLS_ERR_NOMEM (fatal: the ledger can
- * no longer be trusted, restart from the journal). */
+ * was retired (nothing is done); DLS_ERR_REENTRANT from a callback.
+ *
+ * Fatal means one thing: a code for which dls_err_is_fatal() is true. A
+ * step that fails leaves the ledger untrusted, so the pass poisons the
+ * handle and answers a fatal code: DLS_ERR_JOURNAL_WRITE when a journal
+ * append or sync failed, DLS_ERR_FATAL_NOMEM when an allocation failed,
+ * DLS_ERR_FATAL_STEP for any other failure inside a step; every later call
+ * (pass, end, grant, lost_ledger) answers DLS_ERR_FATAL. The owner then
+ * deletes the handle and starts a new judge on the same journal (restart
+ * replays what landed). A non-fatal code never poisons the handle. */
 DLS_EXPORT int dls_judge_pass(dls_judge *j, dls_judge_pass_result *r);
 
 /* ---- owner acts ------------------------------------------------------------ */
