@@ -72,7 +72,9 @@ typedef enum dls_error {
     DLS_ERR_FENCE = -603,
     DLS_ERR_FATAL_THRESHOLD = -900,
     DLS_ERR_JOURNAL_WRITE = -901,
-    DLS_ERR_FATAL = -902
+    DLS_ERR_FATAL = -902,
+    DLS_ERR_FATAL_NOMEM = -903,
+    DLS_ERR_FATAL_STEP = -904
 } dls_error;
 typedef struct dls_where {
     uint64_t offset;

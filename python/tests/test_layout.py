@@ -55,3 +55,14 @@ def test_layout_matches_headers(tmp_path):
     got = {k: int(v) for k, v in (line.split() for line in out.splitlines())}
     bad = {k: (want[k], got[k]) for k in want if want[k] != got[k]}
     assert bad == {}, f"cffi vs C (cdef, compiler): {bad}"
+
+
+def test_every_error_code_is_named():
+    """Every enumerator of include/daolease/error.h is in the cdef, so an
+    exception carries the C name of any code the library returns."""
+    import re
+    with open(os.path.join(ROOT, "include", "daolease", "error.h")) as f:
+        text = f.read()
+    body = text[text.index("typedef enum dls_error {"):text.index("} dls_error;")]
+    names = set(re.findall(r"\b(DLS_(?:OK|ERR_\w+))\s*=", body))
+    assert names - set(_error_names()) == set()
