@@ -64,6 +64,7 @@ typedef enum dls_error {
     DLS_ERR_JOURNAL = -409,
     DLS_ERR_NO_GRANTOR = -410,
     DLS_ERR_JOURNAL_SYNC = -411,
+    DLS_ERR_JOURNAL_SHORT = -412,
     DLS_ERR_SIZING = -500,
     DLS_ERR_NO_LEASE = -501,
     DLS_ERR_UNAVAILABLE = -600,
