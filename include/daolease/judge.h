@@ -231,6 +231,13 @@ typedef struct dls_judge_callbacks {
      * the end of the pass, in request order, once the grant is on the
      * journal (never for a grant whose append failed). */
     void (*unsolicited)(void *user_data, uint64_t ticket, uint64_t lease, int error);
+    /* Optional: a lease was granted (answering a proposal or unsolicited),
+     * with its terms as dls_judge_lease() fills them (slices borrowed for
+     * the call). Called at the end of the pass, in grant order, once the
+     * grant is on the journal (never for a grant whose append failed);
+     * must not call back into the judge except to read it (dls_judge_lease,
+     * include/daolease/judge_view.h). */
+    void (*granted)(void *user_data, const dls_judge_lease_info *lease);
 } dls_judge_callbacks;
 
 typedef struct dls_judge dls_judge;
