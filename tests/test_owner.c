@@ -19,6 +19,7 @@
 #include "daolease/fact.h"
 #include "daolease/judge.h"
 #include "daolease/judge_view.h"
+#include "daolease/owner.h"
 #include "daolease/stream.h"
 #include "daolease/tick.h"
 
@@ -361,6 +362,61 @@ static void test_holder_lists_under_churn(void **state)
     assert_int_equal(dls_judge_live(f->j), 400);
 }
 
+/* dls_owner_new (issue 15 item 2, the convenience assembly): a missing
+ * key, a key naming another party and a missing medium fail with their
+ * codes, the medium's index in w.offset and nothing left open; a good
+ * configuration assembles a judge that passes. */
+static void test_owner_assembly_errors(void **state)
+{
+    fixture *f = *state;
+    char key[128], other[128], ring[128], journal[128], medium[128], line[256];
+    snprintf(key, sizeof key, "%s/arbiter.secret", f->dir);
+    snprintf(other, sizeof other, "%s/other.secret", f->dir);
+    snprintf(ring, sizeof ring, "%s/keyring", f->dir);
+    snprintf(journal, sizeof journal, "%s/owner-journal.dls", f->dir);
+    snprintf(medium, sizeof medium, "%s/agent-1.dls", f->dir);
+    assert_int_equal(dls_secret_save(f->grantor, key, NULL), 0);
+    dls_secret *o2;
+    assert_int_equal(dls_secret_generate(&o2, "other", DLS_KEY_ED25519), 0);
+    assert_int_equal(dls_secret_save(o2, other, NULL), 0);
+    dls_secret_del(o2);
+    assert_int_equal(dls_secret_keyring_line(f->grantor, line, sizeof line), 0);
+    FILE *kf = fopen(ring, "w");
+    assert_non_null(kf);
+    fprintf(kf, "%s\n", line);
+    fclose(kf);
+    dls_medium *m;
+    assert_int_equal(dls_medium_create(&m, DLS_MEDIUM_FILE, medium, NULL, NULL), 0);
+    dls_medium_del(m);
+
+    dls_owner_config c;
+    dls_owner_config_default(&c);
+    dls_judge_callbacks cb = {.reclaim = on_reclaim};
+    dls_owner *o = (dls_owner *)1;
+    dls_where w;
+    assert_int_equal(dls_owner_new(&o, &c, &cb, f, &w), DLS_ERR_INVAL);
+    c.party = "arbiter", c.key = "/nonexistent.secret", c.keyring = ring, c.journal = journal;
+    assert_int_equal(dls_owner_new(&o, &c, &cb, f, &w), DLS_ERR_IO);
+    assert_null(o);
+    assert_non_null(w.reason);
+    c.key = other;
+    assert_int_equal(dls_owner_new(&o, &c, &cb, f, &w), DLS_ERR_NO_GRANTOR);
+    c.key = key;
+    c.media = (const char *[]){medium, "/nonexistent.dls", NULL};
+    assert_int_equal(dls_owner_new(&o, &c, &cb, f, &w), DLS_ERR_NOTFOUND);
+    assert_int_equal(w.offset, 1);
+    c.media = (const char *[]){medium, NULL};
+    assert_int_equal(dls_owner_new(&o, &c, &cb, f, &w), 0);
+    dls_judge_pass_result r;
+    assert_int_equal(dls_owner_pass(o, &r), 0);
+    assert_true(r.has_now);
+    assert_int_equal(r.pass, 1);
+    uint64_t wait = dls_owner_wait_ns(o, &r);
+    assert_true(wait >= 100000 && wait <= 50 * MS);
+    assert_non_null(dls_owner_judge(o));
+    dls_owner_del(o);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -369,6 +425,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_due_by_is_when_the_judge_reclaims, setup, teardown),
         cmocka_unit_test_setup_teardown(test_policy_starts_from_default, setup, teardown),
         cmocka_unit_test_setup_teardown(test_holder_lists_under_churn, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_owner_assembly_errors, setup, teardown),
     };
     return cmocka_run_group_tests_name("owner", tests, NULL, NULL);
 }
