@@ -328,6 +328,7 @@ typedef struct dls_judge_callbacks {
                    dls_cause cause, bool commit);
     int (*policy)(void *user_data, const dls_judge_ask *ask, dls_judge_answer *answer);
     void (*unsolicited)(void *user_data, uint64_t ticket, uint64_t lease, int error);
+    void (*granted)(void *user_data, const dls_judge_lease_info *lease);
 } dls_judge_callbacks;
 typedef struct dls_judge dls_judge;
 int dls_judge_new(dls_judge **out, const dls_judge_settings *s,
@@ -372,6 +373,18 @@ int dls_judge_lease(dls_judge *j, uint64_t lease, dls_judge_lease_info *info);
 size_t dls_judge_live(const dls_judge *j);
 uint64_t dls_judge_highest_lease(const dls_judge *j);
 uint64_t dls_judge_last_pass(const dls_judge *j);
+
+/* ---- judge_view.h ---- */
+typedef struct dls_judge_iter {
+    dls_judge *judge;
+    uint32_t kind;
+    uint32_t next;
+    uint32_t end;
+} dls_judge_iter;
+int dls_judge_leases(dls_judge *j, dls_judge_iter *it);
+int dls_judge_leases_by_subject(dls_judge *j, dls_bytes subject, dls_judge_iter *it);
+int dls_judge_leases_by_holder(dls_judge *j, dls_bytes holder, dls_judge_iter *it);
+bool dls_judge_leases_next(dls_judge_iter *it, dls_judge_lease_info *info, uint64_t *due_by);
 
 /* ---- holder.h ---- */
 typedef struct dls_holder dls_holder;
@@ -616,7 +629,7 @@ STRUCTS = [
     "dls_where", "dls_duration", "dls_bytes", "dls_fact", "dls_medium_settings",
     "dls_record", "dls_attribution", "dls_tick_settings", "dls_judge_tick_source",
     "dls_judge_medium", "dls_judge_settings", "dls_judge_ask", "dls_judge_answer",
-    "dls_judge_lease_info", "dls_judge_callbacks", "dls_judge_pass_result",
+    "dls_judge_lease_info", "dls_judge_callbacks", "dls_judge_pass_result", "dls_judge_iter",
     "dls_holder_tolerance", "dls_holder_settings", "dls_holder_parts",
     "dls_holder_callbacks", "dls_holder_event", "dls_holder_result", "dls_holder_lease",
     "dls_audit_point", "dls_audit_lease", "dls_audit_count", "dls_audit_holder_count",

@@ -19,6 +19,7 @@ reclaim (retried next pass) and is kept in ``judge.callback_errors``.
 """
 from __future__ import annotations
 
+import threading
 import time
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
@@ -57,15 +58,17 @@ class Judge:
                  media: Sequence[Tuple[Stream, Optional[str]]], keyring: Keyring, *,
                  tolerance: Dict[str, int], cadence: Dict[str, int], reclaim: ReclaimFn,
                  policy: Optional[PolicyFn] = None,
+                 granted: Optional[Callable[[Dict[str, Any]], None]] = None,
                  default_duration: Optional[Dict[str, int]] = None,
                  min_duration: Optional[Dict[str, int]] = None,
                  max_duration: Optional[Dict[str, int]] = None,
                  tenure_max: Optional[Dict[str, int]] = None,
                  lock_delay: Optional[Dict[str, int]] = None) -> None:
+        self._lock = threading.RLock()  # a judge belongs to one thread at a time
         self._grantor, self._journal, self._keyring = grantor, journal, keyring
         self._media = [m for m, _ in media]
         self._resolvers = [Resolver(m, keyring, party) for m, party in media]
-        self._reclaim_fn, self._policy_fn = reclaim, policy
+        self._reclaim_fn, self._policy_fn, self._granted_fn = reclaim, policy, granted
         self.callback_errors: List[BaseException] = []
         self._j = None
         self._ticks = Ticks(cursor=False)
@@ -114,6 +117,10 @@ class Judge:
                 "int(void *, const dls_judge_ask *, dls_judge_answer *)", self._on_policy,
                 onerror=self._on_error_int)
             cb.policy = self._cb_policy
+        if granted is not None:
+            self._cb_granted = ffi.callback("void(void *, const dls_judge_lease_info *)",
+                                            self._on_granted, onerror=self._on_error_void)
+            cb.granted = self._cb_granted
         self._reasons: List[Any] = []
         out = ffi.new("dls_judge **")
         w = new_where()
@@ -125,8 +132,8 @@ class Judge:
         self._r = ffi.new("dls_judge_pass_result *")
 
     @classmethod
-    def from_config(cls, path: str, reclaim: ReclaimFn,
-                    policy: Optional[PolicyFn] = None) -> "Judge":
+    def from_config(cls, path: str, reclaim: ReclaimFn, policy: Optional[PolicyFn] = None,
+                    granted: Optional[Callable[[Dict[str, Any]], None]] = None) -> "Judge":
         """A judge from the configuration file ``daolease judge`` reads
         (party = the grantor, key, keyring, journal, media, sync,
         tolerance, cadence, duration, min_duration, max_duration, max,
@@ -138,6 +145,7 @@ class Judge:
         return cls(Secret.load(c["key"]), journal, media, Keyring.load(c["keyring"]),
                    tolerance=c.get("tolerance", {"ms": 250}),
                    cadence=c.get("cadence", {"ms": 100}), reclaim=reclaim, policy=policy,
+                   granted=granted,
                    default_duration=c.get("duration", {"s": 3}),
                    min_duration=c.get("min_duration", {"ms": 100}),
                    max_duration=c.get("max_duration", {"h": 1}), tenure_max=c.get("max"),
@@ -148,6 +156,12 @@ class Judge:
     def _on_error_int(self, exc_type, exc, tb):
         self.callback_errors.append(exc)
         return lib.DLS_RECLAIM_FAILED
+
+    def _on_error_void(self, exc_type, exc, tb):
+        self.callback_errors.append(exc)
+
+    def _on_granted(self, user, info):
+        self._granted_fn(_info_dict(info, None))
 
     def _on_reclaim(self, user, subject, lease, cause, commit):
         answer = self._reclaim_fn(decode_value(span(subject)), int(lease),
@@ -203,12 +217,13 @@ class Judge:
         counters (dls_judge_pass_result as a dict; ``lapsed`` by cause).
         Raises DaoleaseError on failure (``.fatal``: restart from the
         journal)."""
-        self._live()
-        self._ticks.now()
-        self._reasons = self._reasons[-64:]
-        rc = lib.dls_judge_pass(self._j, self._r)
-        check(rc, "pass")
-        r = self._r
+        with self._lock:
+            self._live()
+            self._ticks.now()
+            self._reasons = self._reasons[-64:]
+            rc = lib.dls_judge_pass(self._j, self._r)
+            check(rc, "pass")
+            r = ffi.new("dls_judge_pass_result *", self._r[0])
         out = {k: (bool(getattr(r, k)) if k in ("has_now", "mark", "cadence_overrun",
                                                "restarted") else int(getattr(r, k)))
                for k in _PASS_FIELDS}
@@ -235,8 +250,9 @@ class Judge:
 
     def end(self, lease: int) -> None:
         """Ends a live lease: due with cause policy at the next pass."""
-        self._live()
-        check(lib.dls_judge_end(self._j, lease), f"lease {lease}")
+        with self._lock:
+            self._live()
+            check(lib.dls_judge_end(self._j, lease), f"lease {lease}")
 
     def grant(self, subject: Value, holder: str, medium: int,
               duration: Optional[Dict[str, int]] = None) -> int:
@@ -248,8 +264,9 @@ class Judge:
         hb = ffi.new("uint8_t[]", h)
         d = ffi.new("dls_duration *", _duration(duration)) if duration else ffi.NULL
         t = ffi.new("uint64_t *")
-        check(lib.dls_judge_grant(self._j, (sb, len(enc)), (hb, len(h)), medium, d, ffi.NULL, t),
-              f"grant {subject!r}")
+        with self._lock:
+            check(lib.dls_judge_grant(self._j, (sb, len(enc)), (hb, len(h)), medium, d, ffi.NULL,
+                                      t), f"grant {subject!r}")
         return int(t[0])
 
     def lease(self, lease: int) -> Dict[str, Any]:
@@ -257,15 +274,36 @@ class Judge:
         DLS_ERR_UNKNOWN_LEASE otherwise)."""
         self._live()
         i = ffi.new("dls_judge_lease_info *")
-        check(lib.dls_judge_lease(self._j, lease, i), f"lease {lease}")
-        return {"lease": int(i.lease), "subject": decode_value(span(i.subject)),
-                "holder": span(i.holder).decode("utf-8", "replace"),
-                "mode": ["exclusive", "shared"][int(i.mode)],
-                "duration_ns": int(i.duration_ns), "max_ns": int(i.max_ns),
-                "medium": int(i.medium), "tenure_start": int(i.tenure_start),
-                "last_observation": int(i.last_observation), "released": bool(i.released),
-                "commit": bool(i.commit), "pending": bool(i.pending),
-                "cause": CAUSES[int(i.cause) - 1] if i.cause else None}
+        with self._lock:
+            check(lib.dls_judge_lease(self._j, lease, i), f"lease {lease}")
+            return _info_dict(i, None)
+
+    def leases(self, subject: Optional[Value] = None,
+               holder: Optional[str] = None) -> List[Dict[str, Any]]:
+        """Live leases (include/daolease/judge_view.h): all, or those of one
+        subject, or of one holder (a hash lookup, no scan). Each dict holds
+        the lease's terms and ``due_by``, the reading on the judge's ticks
+        at which it falls due unless renewed (0: due already)."""
+        self._live()
+        it = ffi.new("dls_judge_iter *")
+        keep = None
+        info = ffi.new("dls_judge_lease_info *")
+        due = ffi.new("uint64_t *")
+        out = []
+        with self._lock:
+            if subject is not None:
+                b = encode_value(subject)
+                keep = ffi.new("uint8_t[]", b)
+                check(lib.dls_judge_leases_by_subject(self._j, (keep, len(b)), it), "leases")
+            elif holder is not None:
+                b = cstr(holder)
+                keep = ffi.new("uint8_t[]", b)
+                check(lib.dls_judge_leases_by_holder(self._j, (keep, len(b)), it), "leases")
+            else:
+                check(lib.dls_judge_leases(self._j, it), "leases")
+            while lib.dls_judge_leases_next(it, info, due):
+                out.append(_info_dict(info, int(due[0])))
+        return out
 
     @property
     def live(self) -> int:
@@ -282,8 +320,9 @@ class Judge:
     def close(self) -> None:
         """Frees the judge and releases the journal lock."""
         if getattr(self, "_j", None) is not None:
-            lib.dls_judge_del(self._j)
-            self._j = None
+            with self._lock:
+                lib.dls_judge_del(self._j)
+                self._j = None
         if getattr(self, "_borrowed", None):
             self._unborrow()
 
@@ -304,6 +343,20 @@ class Judge:
             self.close()
         except Exception:
             pass
+
+
+def _info_dict(i, due_by: Optional[int]) -> Dict[str, Any]:
+    d = {"lease": int(i.lease), "subject": decode_value(span(i.subject)),
+         "holder": span(i.holder).decode("utf-8", "replace"),
+         "mode": ["exclusive", "shared"][int(i.mode)],
+         "duration_ns": int(i.duration_ns), "max_ns": int(i.max_ns),
+         "medium": int(i.medium), "tenure_start": int(i.tenure_start),
+         "last_observation": int(i.last_observation), "released": bool(i.released),
+         "commit": bool(i.commit), "pending": bool(i.pending),
+         "cause": CAUSES[int(i.cause) - 1] if i.cause else None}
+    if due_by is not None:
+        d["due_by"] = due_by
+    return d
 
 
 __all__ = ["Judge"]

@@ -12,7 +12,7 @@ from conftest import ROOT
 from daolease._cdef import STRUCTS
 from daolease._lib import ffi, lib
 
-HEADERS = ["error", "fact", "stream", "attrib", "tick", "judge", "holder", "audit"]
+HEADERS = ["error", "fact", "stream", "attrib", "tick", "judge", "judge_view", "holder", "audit"]
 
 
 def _c_program():

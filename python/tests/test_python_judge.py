@@ -19,6 +19,10 @@ class Owner:
     def __init__(self):
         self.reclaims = []
         self.finished = set()
+        self.granted = []
+
+    def on_granted(self, lease):
+        self.granted.append(lease)
 
     def reclaim(self, subject, lease, cause, commit):
         self.reclaims.append((subject, lease, cause, commit))
@@ -35,7 +39,8 @@ class Owner:
 @pytest.fixture
 def owner_judge(site):
     owner = Owner()
-    j = Judge.from_config(site.path("judge.json"), reclaim=owner.reclaim, policy=owner.policy)
+    j = Judge.from_config(site.path("judge.json"), reclaim=owner.reclaim, policy=owner.policy,
+                            granted=owner.on_granted)
     stop = threading.Event()
     t = threading.Thread(target=j.run, args=(stop.is_set,))
     t.start()
@@ -122,3 +127,22 @@ def test_judge_errors_carry_c_names(site, owner_judge):
     with pytest.raises(daolease.DaoleaseError) as e:
         Judge.from_config(site.path("judge.json"), reclaim=owner.reclaim)
     assert e.value.name in ("DLS_ERR_JOURNAL_LOCKED", "DLS_ERR_LOCKED")
+
+
+def test_granted_callback_and_lease_lists(site, owner_judge):
+    """The owner's view from Python (issue 15 item 2): `granted` names each
+    grant; leases() lists live leases all, by subject, by holder, with a
+    due-by reading after the last observation."""
+    owner, j = owner_judge
+    with Holder.from_config(site.path("agent-1.json")) as h:
+        with h.claim("view-1", duration={"s": 2}, wait=20) as lease:
+            assert wait_for(lambda: any(g["lease"] == lease.token for g in owner.granted))
+            g = [g for g in owner.granted if g["lease"] == lease.token][0]
+            assert (g["subject"], g["holder"]) == ("view-1", "agent-1")
+            mine = j.leases(holder="agent-1")
+            assert [l["lease"] for l in mine] == [lease.token]
+            by_subject = j.leases(subject="view-1")
+            assert by_subject[0]["holder"] == "agent-1"
+            assert by_subject[0]["due_by"] > by_subject[0]["last_observation"]
+            assert j.leases(holder="agent-2") == []
+            assert lease.token in [l["lease"] for l in j.leases()]
