@@ -582,21 +582,43 @@ static int parse(struct demo *d, int argc, char **argv, const char **dir)
     };
     int c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+        unsigned long long v = 0;
+        if (c == 'a' || c == 'm' || c == 'k' || c == 's') {
+            char *end;
+            v = strtoull(optarg, &end, 10);
+            if (!*optarg || *end || optarg[0] == '-') {
+                char problem[96];
+                snprintf(problem, sizeof problem, "--%s takes a number, not '%.40s'",
+                         c == 'a' ? "agents" : c == 'm' ? "items" : c == 'k' ? "kill" : "seed",
+                         optarg);
+                dls_cli_usage("demo", problem);
+                return -1;
+            }
+        }
         switch (c) {
-        case 'a': d->agents = (unsigned)strtoul(optarg, NULL, 10); break;
-        case 'm': d->p.items = (unsigned)strtoul(optarg, NULL, 10); break;
-        case 'k': d->kills = (unsigned)strtoul(optarg, NULL, 10); break;
+        case 'a': d->agents = v > AGENTS_MAX ? AGENTS_MAX + 1 : (unsigned)v; break;
+        case 'm': d->p.items = v > ITEMS_MAX ? ITEMS_MAX + 1 : (unsigned)v; break;
+        case 'k': d->kills = v > AGENTS_MAX ? AGENTS_MAX + 1 : (unsigned)v; break;
         case 'd': *dir = optarg; break;
-        case 's': d->p.seed = strtoull(optarg, NULL, 10); break;
+        case 's': d->p.seed = v; break;
         case 'r': d->p.redis = optarg; break;
         case 'h': fputs(usage_text, stdout); return 1;
-        default: fputs(usage_text, stderr); return -1;
+        default: dls_cli_bad_option("demo", c, argv); return -1;
         }
     }
-    if (optind != argc || d->agents < 1 || d->agents > AGENTS_MAX || d->p.items < 1 ||
-        d->p.items > ITEMS_MAX || d->kills >= d->agents) {
-        fputs(usage_text, stderr);
+    char problem[96] = "";
+    if (optind != argc)
+        snprintf(problem, sizeof problem, "unexpected argument '%.40s'", argv[optind]);
+    else if (d->agents < 1 || d->agents > AGENTS_MAX)
+        snprintf(problem, sizeof problem, "--agents must be 1 to %d", AGENTS_MAX);
+    else if (d->p.items < 1 || d->p.items > ITEMS_MAX)
+        snprintf(problem, sizeof problem, "--items must be 1 to %d", ITEMS_MAX);
+    else if (d->kills >= d->agents)
+        snprintf(problem, sizeof problem, "--kill must be below --agents");
+    if (problem[0]) {
+        dls_cli_usage("demo", problem);
         return -1;
     }
     return 0;

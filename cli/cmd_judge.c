@@ -220,18 +220,17 @@ int dls_cmd_judge(int argc, char **argv)
     uint64_t passes = 0;
     int c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
         switch (c) {
         case 'c': config = optarg; break;
         case 'n': passes = strtoull(optarg, NULL, 10); break;
         case 'h': fputs(usage_text, stdout); return DLS_EXIT_OK;
-        default: fputs(usage_text, stderr); return DLS_EXIT_USAGE;
+        default: return dls_cli_bad_option("judge", c, argv);
         }
     }
-    if (!config || optind != argc) {
-        fputs(usage_text, stderr);
-        return DLS_EXIT_USAGE;
-    }
+    if (!config || optind != argc)
+        return dls_cli_usage("judge", !config ? "--config is required" : "unexpected argument");
     struct judge_proc p;
     memset(&p, 0, sizeof p);
     p.tty = isatty(STDOUT_FILENO);

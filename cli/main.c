@@ -83,7 +83,7 @@ static void usage(FILE *to)
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        usage(stderr);
+        fputs("daolease: a command is required (see 'daolease --help')\n", stderr);
         return DLS_EXIT_USAGE;
     }
     if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {

@@ -255,14 +255,20 @@ static void test_usage_errors_are_one_line(void **state)
         {"judge --config", "option --config needs a value"},
         {"run --config c.json --subject s", "a command to run is required"},
         {"audit --journal j", "--grantor is required"},
-        {"dump", "a medium path is required"},
+        {"judge --bogus", "unknown option --bogus"},
+        {"run --bogus", "unknown option --bogus"},
+        {"run --subject s -- true", "--config is required"},
+        {"dump", "PATH is missing"},
         {"append x --bogus", "unknown option --bogus"},
         {"keygen", "a party NAME is required"},
         {"stream", "create or seal is required"},
-        {"fact --bogus", "unknown option --bogus"},
+        {"fact --bogus", "expected 'encode' or 'decode'"},
         {"demo --bogus", "unknown option --bogus"},
-        {"demo --agents x", "--agents"},
+        {"demo --agents x", "--agents takes a number"},
+        {"demo --agents 2 --kill 2", "--kill must be below --agents"},
+        {"bench nosuch", "unknown benchmark"},
         {"nosuch", "unknown command"},
+        {"", "a command is required"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         int rc = sh("cd %s && '%s' %s > u.out 2> u.err", s->dir, bin(), cases[i][0]);
