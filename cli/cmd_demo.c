@@ -85,36 +85,6 @@ struct demo {
     bool tty;
 };
 
-/* ---- paths and names shared with the agents ---------------------------- */
-
-void demo_path(char *out, const char *dir, const char *name)
-{
-    snprintf(out, DEMO_PATH_MAX, "%.3900s/%.120s", dir, name);
-}
-
-void demo_agent_name(char *out, unsigned index)
-{
-    sprintf(out, "agent-%u", index + 1);
-}
-
-void demo_item_subject(char *out, unsigned item)
-{
-    sprintf(out, "item/%02u", item);
-}
-
-void demo_medium(char *out, const demo_params *p, unsigned index)
-{
-    if (!p->redis) {
-        char file[32];
-        snprintf(file, sizeof file, "agent-%u.dls", index + 1);
-        demo_path(out, p->dir, file);
-        return;
-    }
-    const char *run = strrchr(p->dir, '/');
-    snprintf(out, DEMO_PATH_MAX, "%.200s/%.200s-agent-%u", p->redis, run ? run + 1 : p->dir,
-             index + 1);
-}
-
 static int parse_item(dls_bytes subject, unsigned items)
 {
     /* subjects are the str "item/NN" the agents encode */
@@ -160,25 +130,36 @@ static int on_reclaim(void *user, dls_bytes subject, uint64_t lease, dls_cause c
     return DLS_RECLAIM_DONE;
 }
 
-/* The default policy's answer, except that a finished item is refused
- * with reason "done" (so agents learn there is nothing left to claim). */
+/* A work queue's policy on top of the default answer (which arrives in
+ * *answer): an item released with commit is finished and refused with
+ * reason "done"; a held item is refused with "busy" rather than queued, so
+ * that a proposal never waits in a queue past the item's completion (a
+ * waiter is served without asking the policy again). Agents try a busy
+ * item again later. */
 static int on_policy(void *user, const dls_judge_ask *ask, dls_judge_answer *answer)
 {
     struct demo *d = user;
     int i = parse_item(ask->subject, d->p.items);
-    memset(answer, 0, sizeof *answer);
     if (i >= 0 && d->items[i].commits) {
         answer->verdict = DLS_JUDGE_REFUSE;
         answer->reason = "done";
-    } else if (ask->reentrant) {
+    } else if (answer->verdict == DLS_JUDGE_WAIT) {
         answer->verdict = DLS_JUDGE_REFUSE;
-        answer->reason = "reentrant";
-    } else {
-        answer->verdict = DLS_JUDGE_GRANT;
-        answer->duration = ask->has_duration ? ask->duration
-                                             : dls_duration_from_ns(d->p.duration_ns);
+        answer->reason = "busy";
     }
     return 0;
+}
+
+/* Every grant, once it is on the journal: the demo's grant count is the
+ * judge's, not what the agents report (an agent killed before it reports
+ * its grant still received one). */
+static void on_granted(void *user, const dls_judge_lease_info *l)
+{
+    struct demo *d = user;
+    d->granted++;
+    int i = parse_item(l->subject, d->p.items);
+    if (i >= 0)
+        d->items[i].lease = l->lease;
 }
 
 /* ---- setting the run up -------------------------------------------------- */
@@ -287,7 +268,7 @@ static int assemble_judge(struct demo *d)
     s.tolerance_ns = 250 * MS;
     s.cadence_ns = 100 * MS;
     s.default_duration = dls_duration_from_ns(d->p.duration_ns);
-    dls_judge_callbacks cb = {.reclaim = on_reclaim, .policy = on_policy};
+    dls_judge_callbacks cb = {.reclaim = on_reclaim, .policy = on_policy, .granted = on_granted};
     int rc = dls_judge_new(&d->judge, &s, &cb, d, &w);
     if (rc)
         dls_cli_error("demo", "judge: %s", w.reason ? w.reason : dls_strerror(rc));
@@ -351,7 +332,6 @@ static void on_progress_line(struct demo *d, const char *line)
         return;
     switch (kind) {
     case 'G':
-        d->granted++;
         d->items[item].lease = lease;
         d->items[item].holder = a;
         if (d->alive[a] && choose_victim(d, a))

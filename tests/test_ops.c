@@ -289,6 +289,54 @@ static void test_usage_errors_are_one_line(void **state)
     assert_int_equal(sh("'%s' watch --help | grep -q '^usage: daolease watch'", bin()), 0);
 }
 
+/* Issue 15 item 4: the demo's "grants N" is the number of grants on its
+ * journal, and no item is granted again after its holder released it (the
+ * demo's agents release with commit only when the item is done, and its
+ * owner's policy refuses finished items). */
+static void test_demo_counts_and_finished_items(void **state)
+{
+    site *s = *state;
+    assert_int_equal(sh("cd %s && '%s' demo --dir demo --items 8 --agents 3 > demo.out 2>&1",
+                        s->dir, bin()), 0);
+    assert_int_equal(sh("cd %s && '%s' watch --journal demo/journal.dls --no-follow --json "
+                        "> watch.out", s->dir, bin()), 0);
+    char path[128];
+    snprintf(path, sizeof path, "%s/demo.out", s->dir);
+    char *out = slurp(path);
+    char *g = strstr(out, "grants ");
+    assert_non_null(g);
+    unsigned shown = (unsigned)strtoul(g + 7, NULL, 10);
+    free(out);
+    snprintf(path, sizeof path, "%s/watch.out", s->dir);
+    char *text = slurp(path);
+    unsigned grants = 0;
+    char released[64][16];
+    unsigned n_released = 0;
+    json_t *subjects = json_object(); /* lease -> subject */
+    for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+        json_error_t e;
+        json_t *v = json_loads(line, 0, &e);
+        assert_non_null(v);
+        const char *ev = json_string_value(json_object_get(v, "event"));
+        const char *subject = json_string_value(json_object_get(v, "subject"));
+        if (!strcmp(ev, "grant")) {
+            grants++;
+            for (unsigned k = 0; k < n_released; k++)
+                if (!strcmp(released[k], subject))
+                    fail_msg("%s granted again after its release", subject);
+        } else if (!strcmp(ev, "lapsed") &&
+                   !strcmp(json_string_value(json_object_get(v, "cause")), "release")) {
+            assert_true(n_released < 64);
+            snprintf(released[n_released++], sizeof released[0], "%s", subject);
+        }
+        json_decref(v);
+    }
+    json_decref(subjects);
+    free(text);
+    assert_int_equal(shown, grants);
+    assert_int_equal(n_released, 8); /* every item done once, released with commit */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -296,6 +344,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_status_counts_only_the_grantor, setup, teardown),
         cmocka_unit_test_setup_teardown(test_watch_follows_and_stops_on_sigint, setup, teardown),
         cmocka_unit_test_setup_teardown(test_usage_errors_are_one_line, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_demo_counts_and_finished_items, setup, teardown),
     };
     return cmocka_run_group_tests_name("ops", tests, NULL, NULL);
 }
