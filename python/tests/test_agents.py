@@ -107,3 +107,26 @@ def test_many_leases_from_one_loop(site, judge_process):
         for l in leases.values():
             h.release(l, commit=True)
         assert not any(h.may_act(l) for l in leases.values())
+
+
+def test_aclaim_cancels_the_task_when_lost(site, judge_process):
+    """asyncio (issue 15 item 1: cancellation when the lease is lost): the
+    task in `async with holder.aclaim(...)` is cancelled at the bound and
+    sees LeaseLost; a clean block releases with commit."""
+    import asyncio
+
+    async def main():
+        h = Holder.from_config(site.path("agent-3.json"))
+        try:
+            async with h.aclaim("async-ok", duration={"s": 2}, wait=20) as lease:
+                assert lease.may_act()
+            assert not h.may_act(lease.token)
+            with pytest.raises(LeaseLost):
+                async with h.aclaim("async-lost", duration={"ms": 600}, wait=20) as lost:
+                    Stream.open(site.path("agent-3.dls"), append=True).seal()
+                    await asyncio.sleep(5)
+            assert not lost.may_act()
+        finally:
+            h.close()
+
+    asyncio.run(main())
