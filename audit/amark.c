@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "daolease/mark.h"
+#include "vocab/mp.h"
 
 int dls_amark_kind(const uint8_t *p, size_t n)
 {
@@ -28,6 +29,7 @@ void dls_amark_free(dls_amark *m)
     free(m->gaps);
     free(m->due);
     free(m->errors);
+    free(m->from);
     memset(m, 0, sizeof *m);
 }
 
@@ -65,6 +67,76 @@ static int copy_pos_list(dls_amark *m, dls_mark_list l, int errors)
             PUSH(m, errors, a);
         else
             PUSH(m, drained, a);
+    }
+    return 0;
+}
+
+static int bad_key(dls_where *w, size_t off, const char *why)
+{
+    if (w) {
+        memset(w, 0, sizeof *w);
+        w->offset = off;
+        w->reason = why;
+    }
+    return DLS_ERR_MARK;
+}
+
+static bool key_is(const dls_mp_item *k, const char *s)
+{
+    size_t n = strlen(s);
+    return k->len == n && memcmp(k->data, s, n) == 0;
+}
+
+/* The revision-4 restart keys (judge.md, Restart): kept, floor, from. The
+ * map was checked whole by dls_mark_decode. */
+static int read_rev4(dls_amark *m, const uint8_t *p, size_t n, dls_where *w)
+{
+    dls_mp_item it;
+    dls_mp_read(p, n, 0, &it);
+    size_t off = it.end;
+    for (uint32_t i = 0; i < it.len; i++) {
+        dls_mp_item k, v;
+        dls_mp_read(p, n, off, &k);
+        size_t voff = k.end;
+        dls_mp_skip(p, n, voff, DLS_MP_MAX_DEPTH, &off, NULL);
+        dls_mp_read(p, n, voff, &v);
+        bool kept = key_is(&k, "dao.judge/kept"), floor = key_is(&k, "dao.judge/floor"),
+             from = key_is(&k, "dao.judge/from");
+        if (!kept && !floor && !from)
+            continue;
+        if (m->continued)
+            return bad_key(w, k.off, "a continuation carries kept, floor or from");
+        if (kept) {
+            if (v.type != DLS_MP_BOOL)
+                return bad_key(w, voff, "kept is not a bool");
+            m->kept = v.v.b;
+        } else if (floor) {
+            if (v.type != DLS_MP_UINT)
+                return bad_key(w, voff, "floor is not a uint");
+            m->has_floor = true;
+            m->floor = v.v.u;
+        } else {
+            if (v.type != DLS_MP_ARRAY)
+                return bad_key(w, voff, "from is not an array");
+            size_t e = v.end;
+            for (uint32_t j = 0; j < v.len; j++) {
+                dls_mp_item pair, id, pos;
+                dls_mp_read(p, n, e, &pair);
+                if (pair.type != DLS_MP_ARRAY || pair.len != 2)
+                    return bad_key(w, e, "a from entry is not [medium, position]");
+                dls_mp_read(p, n, pair.end, &id);
+                if (id.type != DLS_MP_BIN || id.len != DLS_MEDIUM_ID_LEN)
+                    return bad_key(w, pair.end, "a from medium is not bin 16");
+                dls_mp_read(p, n, id.end, &pos);
+                if (pos.type != DLS_MP_UINT)
+                    return bad_key(w, id.end, "a from position is not a uint");
+                dls_amark_pos a;
+                memcpy(a.medium, id.data, DLS_MEDIUM_ID_LEN);
+                a.position = pos.v.u;
+                PUSH(m, from, a);
+                e = pos.end;
+            }
+        }
     }
     return 0;
 }
@@ -113,6 +185,8 @@ int dls_amark_parse(dls_amark *m, const uint8_t *p, size_t n, dls_where *w)
             goto fail;
         m->due[m->n_due++] = a;
     }
+    if ((rc = read_rev4(m, p, n, w)))
+        goto fail;
     return 0;
 fail:
     dls_amark_free(m);

@@ -34,6 +34,12 @@ typedef struct dls_amark {
     uint8_t *basis;             /* owned copy (NUL-terminated for messages) */
     size_t basis_len;
     bool late, restarted;
+    /* judge.md Restart, revision 4 (first record only): */
+    bool kept;                  /* "dao.judge/kept": recovered leases keep
+                                   their last relevant observation */
+    bool has_floor;
+    uint64_t floor;             /* "dao.judge/floor": highest id minted before */
+    dls_amark_pos *from;   size_t n_from, cap_from; /* "dao.judge/from" */
     dls_amark_pos *drained; size_t n_drained, cap_drained;
     dls_amark_gap *gaps;    size_t n_gaps, cap_gaps;
     dls_amark_due *due;     size_t n_due, cap_due;
@@ -45,7 +51,10 @@ enum { DLS_AMARK_OTHER = 0, DLS_AMARK_MARK = 1, DLS_AMARK_LEASE = 2 };
 int dls_amark_kind(const uint8_t *p, size_t n);
 
 /* Decodes one mark record (first or continuation) into m, which must be
- * zeroed or freed. Returns 0, the decoder's error with w filled, or
+ * zeroed or freed. The revision-4 keys kept (bool), floor (uint) and from
+ * ([[bin 16, uint], …]), which the codec's decoder passes over, are read
+ * here: of a wrong type, or on a continuation, they make the mark
+ * malformed (DLS_ERR_MARK). Returns 0, the decoder's error with w filled, or
  * DLS_ERR_NOMEM. */
 int dls_amark_parse(dls_amark *m, const uint8_t *p, size_t n, dls_where *w);
 

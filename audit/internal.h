@@ -7,7 +7,11 @@
 #include <stdint.h>
 
 #include "vocab/htab.h"
+#include "audit/amark.h"
+#include "daolease/attrib.h"
 #include "daolease/audit.h"
+#include "daolease/stream.h"
+#include "daolease/fact.h"
 
 /* Reasons counted on the media (fixed order: the order of the reports). */
 enum { FORGED_SIGNATURE, FORGED_UNKNOWN_AUTHOR, FORGED_WRONG_KEY_KIND, FORGED_BARE_FACT,
@@ -62,7 +66,17 @@ typedef struct audit_lease {
     size_t live_pos;
     uint64_t jd_pass;       /* the pass whose due list named it last */
     dls_cause jd_cause;
+    uint64_t cand_pass;     /* the pass it was last a candidate at */
+    size_t ix;              /* its index in leases (until the final sort) */
+    bool in_heap;           /* has an entry in the deadline heap */
 } audit_lease;
+
+/* An entry of the deadline heap: a lower bound of the reading after which
+ * the lease can be due by cap or silence (due when now > key). */
+typedef struct audit_deadline {
+    uint64_t key;
+    size_t ix;              /* index into leases */
+} audit_deadline;
 
 struct dls_audit {
     dls_audit_settings set;
@@ -72,9 +86,20 @@ struct dls_audit {
     size_t n_leases, cap_leases;
     dls_htab lease_ix;
     uint64_t max_lease;
+    bool have_floor;        /* a new journal's floor sets max_lease */
     /* the journal's ledger: live lease indexes */
     size_t *live;
     size_t n_live, cap_live;
+    /* due leases are found with a deadline heap, never a walk of the live
+     * leases (judge.md, The pass; issue 13 item 7): candidates at a mark are
+     * the leases popped from it, the leases released in the pass and those
+     * the mark's due list names */
+    audit_deadline *heap;
+    size_t n_heap, cap_heap;
+    uint64_t heap_tol;      /* the largest tolerance a key in the heap used */
+    uint64_t cur_tol;       /* the last mark's tolerance */
+    size_t *cands;
+    size_t n_cands, cap_cands;
     /* subjects */
     audit_subject *subjects;
     size_t n_subjects, cap_subjects;
@@ -132,5 +157,88 @@ typedef struct dls_abuf {
 void dls_abuf_put(dls_abuf *b, const char *s, size_t n);
 void dls_abuf_printf(dls_abuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void dls_abuf_xml(dls_abuf *b, const void *s, size_t n);
+
+/* ---- shared between the audit's files (the .c files of audit/) ------------------------- */
+
+
+/* Pushes onto a (pointer, count, capacity) triple; on failure flags
+ * a->nomem and pushes nothing. */
+#define APUSH(a, arr, n, cap, item)                                                     \
+    do {                                                                                \
+        if (au_grow((void **)&(arr), (n), &(cap), sizeof *(arr))) {                     \
+            (a)->nomem = true;                                                          \
+        } else {                                                                        \
+            (arr)[(n)++] = (item);                                                      \
+        }                                                                               \
+    } while (0)
+
+/* ledger.c: the audit's own ledger */
+/* Grows *arr (n used, *cap allocated) so one more element fits. */
+int au_grow(void **arr, size_t n, size_t *cap, size_t elem);
+/* The index stored under key[0..n) of t into *v (v may be NULL); false when
+ * the key is absent. */
+bool au_ix_get(const dls_htab *t, const uint8_t *key, size_t n, uint64_t *v);
+/* Stores v under key[0..n) of t; 0 or an error of dls_htab_put. */
+int au_ix_set(dls_htab *t, const uint8_t *key, size_t n, uint64_t v);
+audit_lease *au_lease_find(dls_audit *a, uint64_t id);
+int au_lease_ix_set(dls_audit *a, uint64_t id, uint64_t ix);
+/* The current mark's pass, now and basis. */
+dls_audit_point au_point_now(const dls_audit *a);
+/* The medium with this id; creates a "missing" entry when it was not given. */
+audit_medium *au_medium_get(dls_audit *a, const uint8_t id[DLS_MEDIUM_ID_LEN], size_t *ixo);
+void au_live_add(dls_audit *a, size_t ix);
+void au_live_remove(dls_audit *a, audit_lease *l);
+void au_mark_unknown(dls_audit *a, audit_lease *l);
+void au_make_unverifiable(audit_lease *l);
+void au_span_unverifiable(dls_audit *a, size_t mix);
+audit_subject *au_subject_get(dls_audit *a, dls_bytes s, size_t *ixo);
+
+/* The lower bound of a live lease's cap and silence deadline, with tolerance
+ * tol. */
+uint64_t au_deadline(const audit_lease *l, uint64_t tol);
+/* Gives a lease an entry in the deadline heap (with a->cur_tol). */
+void au_heap_push(dls_audit *a, size_t ix, uint64_t key);
+/* Removes the entry with the smallest key (the heap is not empty). */
+audit_deadline au_heap_pop(dls_audit *a);
+/* Rebuilds the heap from the live leases with tolerance tol (a basis
+ * change, or a tolerance smaller than a key used). O(live), rare. */
+void au_heap_rebuild(dls_audit *a, uint64_t tol);
+/* Makes a live lease a candidate for classification at the current mark. */
+void au_candidate(dls_audit *a, audit_lease *l);
+
+/* report.c: messages and the summary */
+void au_hex16(const uint8_t id[DLS_MEDIUM_ID_LEN], char out[33]);
+void au_printable(const uint8_t *p, size_t n, char *out, size_t cap);
+void au_warn(dls_audit *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void au_detail(dls_audit *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void au_set_incomplete(dls_audit *a, uint64_t pos, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+void au_forged_author(dls_audit *a, dls_bytes who);
+void au_journal_malformed(dls_audit *a);
+void au_finish(dls_audit *a);
+
+/* apply.c: one record drained from a lease-fact medium */
+void au_apply_record(dls_audit *a, size_t mix, const dls_record *rec);
+
+/* classify.c: step 3 at a mark, compared with its due list */
+void au_classify_all(dls_audit *a, const dls_amark *mk);
+
+/* replay.c: one pass mark */
+void au_process_mark(dls_audit *a, const dls_amark *mk);
+
+/* journal.c: the journal, record by record */
+typedef struct journal_state {
+    dls_resolver *res;
+    const char *grantor;
+    size_t grantor_len;
+    dls_rule6 *rule6;
+    dls_amark open;        /* the mark being collected (pass 0: none) */
+    bool have_open;
+    uint64_t verified;     /* records verified under the grantor's key */
+} journal_state;
+/* Reads the journal through cur to its end (or to where it cannot be read). */
+void au_read_journal(dls_audit *a, journal_state *js, dls_cursor *cur);
+/* Replays the mark being collected, if any. */
+void au_flush_mark(dls_audit *a, journal_state *js);
 
 #endif

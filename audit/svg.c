@@ -462,47 +462,76 @@ static int cmp_bar_start(const void *x, const void *y)
     return p->lease < q->lease ? -1 : p->lease > q->lease;
 }
 
-static int render_svg(const dls_audit *a, const dls_audit_svg_settings *s, dls_abuf *b)
-{
-    const dls_audit_summary *sum = &a->sum;
-    double width = s->width < 600 ? 600 : s->width;
-    size_t n_sub = a->n_subjects, n_bases = sum->n_bases ? sum->n_bases : 1;
-    size_t max_rows = s->max_rows ? s->max_rows : 1;
-    size_t group = n_sub > max_rows ? (n_sub + max_rows - 1) / max_rows : 1;
-    size_t n_rows = (n_sub + group - 1) / group;
-    bool dense = group > 1;
+/* The picture's geometry, computed before anything is drawn. */
+typedef struct layout {
+    const dls_audit *a;
+    const dls_audit_svg_settings *s;
+    double width, top, bottom, height;
+    size_t n_sub, n_bases, group, n_rows;
+    bool dense;
+    axis *ax;           /* one per basis */
+    bar *bars;          /* one per lease, sorted by row then start */
+    unsigned *row_lanes;
+    double *row_y;
+} layout;
 
-    /* axes: the plot is shared equally by the bases */
-    double plot_x = LABEL_W, plot_w = width - LABEL_W - RIGHT_M;
-    double sec_w = (plot_w - BASIS_GAP * (double)(n_bases - 1)) / (double)n_bases;
-    axis *ax = calloc(n_bases, sizeof *ax);
-    bar *bars = calloc(a->n_leases ? a->n_leases : 1, sizeof *bars);
-    unsigned *row_lanes = calloc(n_rows ? n_rows : 1, sizeof *row_lanes);
-    double *row_y = calloc(n_rows ? n_rows : 1, sizeof *row_y);
-    double *lane_end = calloc(MAX_LANES, sizeof *lane_end);
-    if (!ax || !bars || !row_lanes || !row_y || !lane_end) {
-        free(ax);
-        free(bars);
-        free(row_lanes);
-        free(row_y);
-        free(lane_end);
+static void layout_free(layout *L)
+{
+    free(L->ax);
+    free(L->bars);
+    free(L->row_lanes);
+    free(L->row_y);
+}
+
+/* Rows: subjects in order of first grant, `group` subjects a row when there
+ * are more than max_rows. Axes: the plot is shared equally by the bases. */
+static int layout_axes(layout *L)
+{
+    const dls_audit *a = L->a;
+    const dls_audit_summary *sum = &a->sum;
+    L->width = L->s->width < 600 ? 600 : L->s->width;
+    L->n_sub = a->n_subjects;
+    L->n_bases = sum->n_bases ? sum->n_bases : 1;
+    size_t max_rows = L->s->max_rows ? L->s->max_rows : 1;
+    L->group = L->n_sub > max_rows ? (L->n_sub + max_rows - 1) / max_rows : 1;
+    L->n_rows = (L->n_sub + L->group - 1) / L->group;
+    L->dense = L->group > 1;
+
+    double plot_x = LABEL_W, plot_w = L->width - LABEL_W - RIGHT_M;
+    double sec_w = (plot_w - BASIS_GAP * (double)(L->n_bases - 1)) / (double)L->n_bases;
+    L->ax = calloc(L->n_bases, sizeof *L->ax);
+    L->bars = calloc(a->n_leases ? a->n_leases : 1, sizeof *L->bars);
+    L->row_lanes = calloc(L->n_rows ? L->n_rows : 1, sizeof *L->row_lanes);
+    L->row_y = calloc(L->n_rows ? L->n_rows : 1, sizeof *L->row_y);
+    if (!L->ax || !L->bars || !L->row_lanes || !L->row_y)
         return DLS_ERR_NOMEM;
-    }
-    for (size_t i = 0; i < n_bases; i++) {
-        ax[i].x = plot_x + (double)i * (sec_w + BASIS_GAP);
-        ax[i].w = sec_w;
+    for (size_t i = 0; i < L->n_bases; i++) {
+        L->ax[i].x = plot_x + (double)i * (sec_w + BASIS_GAP);
+        L->ax[i].w = sec_w;
         if (i < sum->n_bases && sum->bases[i].min_reading <= sum->bases[i].max_reading) {
-            ax[i].min = sum->bases[i].min_reading;
-            ax[i].span = sum->bases[i].max_reading - sum->bases[i].min_reading;
+            L->ax[i].min = sum->bases[i].min_reading;
+            L->ax[i].span = sum->bases[i].max_reading - sum->bases[i].min_reading;
         }
     }
+    return 0;
+}
 
-    /* bars */
+/* The axis a lease is drawn on: its grant's basis. */
+static const axis *lease_axis(const layout *L, const dls_audit_lease *l)
+{
+    return &L->ax[l->granted.basis < L->n_bases ? l->granted.basis : 0];
+}
+
+/* One bar per lease, from grant to lapse (to its basis's last now when
+ * live or lapsed on a later basis). */
+static void layout_bars(layout *L)
+{
+    const dls_audit *a = L->a;
+    const dls_audit_summary *sum = &a->sum;
     for (size_t i = 0; i < a->n_leases; i++) {
         const audit_lease *al = a->leases[i];
         const dls_audit_lease *l = &al->pub;
-        uint32_t bi = l->granted.basis < n_bases ? l->granted.basis : 0;
-        const axis *x = &ax[bi];
+        const axis *x = lease_axis(L, l);
         uint64_t end;
         if (l->lapsed.pass && l->lapsed.basis == l->granted.basis)
             end = l->lapsed.reading;
@@ -510,24 +539,31 @@ static int render_svg(const dls_audit *a, const dls_audit_svg_settings *s, dls_a
             end = sum->last_mark.reading;
         else /* lapsed or live on a later basis: to the end of this basis's axis */
             end = x->min + x->span;
-        bars[i].lease = i;
-        bars[i].row = a->subjects[al->subject_ix].order / group;
-        bars[i].x0 = xmap(x, l->granted.reading);
-        bars[i].x1 = xmap(x, end);
-        if (bars[i].x1 < bars[i].x0 + 2)
-            bars[i].x1 = bars[i].x0 + 2;
+        L->bars[i].lease = i;
+        L->bars[i].row = a->subjects[al->subject_ix].order / L->group;
+        L->bars[i].x0 = xmap(x, l->granted.reading);
+        L->bars[i].x1 = xmap(x, end);
+        if (L->bars[i].x1 < L->bars[i].x0 + 2)
+            L->bars[i].x1 = L->bars[i].x0 + 2;
     }
-    /* lanes: within a row, overlapping bars (shared leases, double grants)
-     * go to separate lanes; dense rows overlay them */
-    qsort(bars, a->n_leases, sizeof *bars, cmp_bar_start);
-    for (size_t i = 0; i < a->n_leases;) {
+}
+
+/* Lanes: within a row, overlapping bars (shared leases, double grants) go
+ * to separate lanes; dense rows overlay them. Then each row's height. */
+static void layout_lanes(layout *L)
+{
+    size_t n = L->a->n_leases;
+    bar *bars = L->bars;
+    double lane_end[MAX_LANES];
+    qsort(bars, n, sizeof *bars, cmp_bar_start);
+    for (size_t i = 0; i < n;) {
         size_t row = bars[i].row, j = i;
         unsigned used = 1;
         for (int k = 0; k < MAX_LANES; k++)
             lane_end[k] = -1;
-        for (; j < a->n_leases && bars[j].row == row; j++) {
+        for (; j < n && bars[j].row == row; j++) {
             unsigned lane = 0;
-            if (!dense) {
+            if (!L->dense) {
                 while (lane < MAX_LANES - 1 && lane_end[lane] > bars[j].x0 + 0.01)
                     lane++;
                 if (lane_end[lane] < bars[j].x1)
@@ -537,54 +573,62 @@ static int render_svg(const dls_audit *a, const dls_audit_svg_settings *s, dls_a
             if (lane + 1 > used)
                 used = lane + 1;
         }
-        row_lanes[row] = used;
+        L->row_lanes[row] = used;
         i = j;
     }
-    double top = 118, y = top;
-    for (size_t r = 0; r < n_rows; r++) {
-        unsigned lanes = row_lanes[r] ? row_lanes[r] : 1;
-        row_y[r] = y;
+    double y = L->top = 118;
+    for (size_t r = 0; r < L->n_rows; r++) {
+        unsigned lanes = L->row_lanes[r] ? L->row_lanes[r] : 1;
+        L->row_y[r] = y;
         y += (double)lanes * (LANE_H + LANE_GAP) + ROW_PAD;
     }
-    double bottom = y + 4, height = bottom + 44;
+    L->bottom = y + 4;
+    L->height = L->bottom + 44;
+}
 
-    /* header */
+static void draw_header(dls_abuf *b, const layout *L)
+{
+    const dls_audit *a = L->a;
+    const dls_audit_summary *sum = &a->sum;
     dls_abuf_printf(b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
                        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
                        "viewBox=\"0 0 %.0f %.0f\" font-family=\"sans-serif\">\n",
-                    width, height, width, height);
+                    L->width, L->height, L->width, L->height);
     dls_abuf_printf(b, "<rect x=\"0\" y=\"0\" width=\"%.0f\" height=\"%.0f\" fill=\"#ffffff\"/>\n",
-                    width, height);
+                    L->width, L->height);
     dls_abuf_printf(b, "<text x=\"10\" y=\"20\" font-size=\"15\" font-weight=\"bold\">");
-    put_xml_text(b, s->title ? s->title : "daolease audit");
+    put_xml_text(b, L->s->title ? L->s->title : "daolease audit");
     dls_abuf_printf(b, "</text>\n");
     dls_abuf_printf(b, "<text x=\"10\" y=\"38\" font-size=\"11\" class=\"summary\">%zu leases on "
                        "%zu subjects, %" PRIu64 " pass marks; failures: %" PRIu64
                        " unjustified lapse, %" PRIu64 " due mismatch, %" PRIu64
                        " double grant, %" PRIu64 " journal; exit %d</text>\n",
-                    a->n_leases, n_sub, sum->passes, sum->unjustified_lapse, sum->due_mismatch,
+                    a->n_leases, L->n_sub, sum->passes, sum->unjustified_lapse, sum->due_mismatch,
                     sum->double_grant, sum->journal, dls_audit_exit_status(a));
     draw_legend(b, 58);
-    if (dense)
+    if (L->dense)
         dls_abuf_printf(b, "<text x=\"10\" y=\"76\" font-size=\"11\" fill=\"#b71c1c\" "
                            "class=\"note\">%zu subjects: drawn as %zu density rows of up to %zu "
                            "subjects each (bars overlap; failures stay red)</text>\n",
-                        n_sub, n_rows, group);
-    draw_axes(b, a, ax, top - 6, bottom);
+                        L->n_sub, L->n_rows, L->group);
+    draw_axes(b, a, L->ax, L->top - 6, L->bottom);
+}
 
-    /* row labels */
+static void draw_row_labels(dls_abuf *b, const layout *L)
+{
+    const dls_audit *a = L->a;
     dls_abuf_printf(b, "<g class=\"rows\" font-size=\"11\">\n");
-    for (size_t r = 0; r < n_rows; r++) {
-        double ly = row_y[r] + LANE_H - 2;
+    for (size_t r = 0; r < L->n_rows; r++) {
+        double ly = L->row_y[r] + LANE_H - 2;
         if (r % 2)
             dls_abuf_printf(b, "<rect x=\"0\" y=\"%.1f\" width=\"%.0f\" height=\"%.1f\" "
-                               "fill=\"#f7f7f7\"/>\n", row_y[r] - 1, width,
-                            (double)(row_lanes[r] ? row_lanes[r] : 1) * (LANE_H + LANE_GAP));
+                               "fill=\"#f7f7f7\"/>\n", L->row_y[r] - 1, L->width,
+                            (double)(L->row_lanes[r] ? L->row_lanes[r] : 1) * (LANE_H + LANE_GAP));
         dls_abuf_printf(b, "<text x=\"8\" y=\"%.1f\">", ly);
-        if (dense) {
-            size_t first = r * group + 1, last = (r + 1) * group;
-            if (last > n_sub)
-                last = n_sub;
+        if (L->dense) {
+            size_t first = r * L->group + 1, last = (r + 1) * L->group;
+            if (last > L->n_sub)
+                last = L->n_sub;
             dls_abuf_printf(b, "subjects %zu\xe2\x80\x93%zu", first, last);
         } else {
             char subj[64];
@@ -594,61 +638,64 @@ static int render_svg(const dls_audit *a, const dls_audit_svg_settings *s, dls_a
         dls_abuf_printf(b, "</text>\n");
     }
     dls_abuf_printf(b, "</g>\n");
+}
 
-    /* bars, ticks and failure marks */
-    dls_abuf_printf(b, "<g class=\"leases\">\n");
-    for (size_t k = 0; k < a->n_leases; k++) {
-        const bar *br = &bars[k];
-        const audit_lease *al = a->leases[br->lease];
-        const dls_audit_lease *l = &al->pub;
-        bool fail = is_failure(l), live = l->verdict == DLS_AUDIT_LIVE || (!l->lapsed.pass);
-        bool unver = !fail && (l->findings & DLS_AUDIT_F_UNVERIFIABLE);
-        double by = row_y[br->row] + (double)br->lane * (LANE_H + LANE_GAP);
-        dls_abuf_printf(b, "<g><rect class=\"bar\" data-lease=\"%" PRIu64 "\" x=\"%.1f\" "
-                           "y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\"%s%s>",
-                        l->lease, br->x0, by, br->x1 - br->x0, LANE_H,
-                        cause_colour(l->cause, live && !l->cause),
-                        unver ? " fill-opacity=\"0.4\"" : dense ? " fill-opacity=\"0.55\"" : "",
-                        fail ? " stroke=\"#d32f2f\" stroke-width=\"2\""
-                             : unver ? " stroke=\"#212121\" stroke-dasharray=\"3,2\"" : "");
-        if (!dense || fail) /* dense pictures keep tooltips for failures only */
-            lease_title(b, l);
-        dls_abuf_printf(b, "</rect>");
-        if (!dense && l->renewal_points) {
-            const axis *x = &ax[l->granted.basis < n_bases ? l->granted.basis : 0];
-            for (uint64_t i = 0; i < l->renewals; i++) {
-                const dls_audit_point *p = &l->renewal_points[i];
-                if (p->basis != l->granted.basis)
-                    continue;
-                double px = xmap(x, p->reading);
-                dls_abuf_printf(b, "<line class=\"tick\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" "
-                                   "y2=\"%.1f\" stroke=\"#212121\" stroke-width=\"1.5\"/>",
-                                px, by - 1, px, by + LANE_H + 1);
-            }
+/* One lease: its bar, its renewal ticks, its label and its due marker. */
+static void draw_lease(dls_abuf *b, const layout *L, const bar *br)
+{
+    const dls_audit_lease *l = &L->a->leases[br->lease]->pub;
+    bool dense = L->dense;
+    bool fail = is_failure(l), live = l->verdict == DLS_AUDIT_LIVE || (!l->lapsed.pass);
+    bool unver = !fail && (l->findings & DLS_AUDIT_F_UNVERIFIABLE);
+    double by = L->row_y[br->row] + (double)br->lane * (LANE_H + LANE_GAP);
+    dls_abuf_printf(b, "<g><rect class=\"bar\" data-lease=\"%" PRIu64 "\" x=\"%.1f\" "
+                       "y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\"%s%s>",
+                    l->lease, br->x0, by, br->x1 - br->x0, LANE_H,
+                    cause_colour(l->cause, live && !l->cause),
+                    unver ? " fill-opacity=\"0.4\"" : dense ? " fill-opacity=\"0.55\"" : "",
+                    fail ? " stroke=\"#d32f2f\" stroke-width=\"2\""
+                         : unver ? " stroke=\"#212121\" stroke-dasharray=\"3,2\"" : "");
+    if (!dense || fail) /* dense pictures keep tooltips for failures only */
+        lease_title(b, l);
+    dls_abuf_printf(b, "</rect>");
+    if (!dense && l->renewal_points) {
+        const axis *x = lease_axis(L, l);
+        for (uint64_t i = 0; i < l->renewals; i++) {
+            const dls_audit_point *p = &l->renewal_points[i];
+            if (p->basis != l->granted.basis)
+                continue;
+            double px = xmap(x, p->reading);
+            dls_abuf_printf(b, "<line class=\"tick\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" "
+                               "y2=\"%.1f\" stroke=\"#212121\" stroke-width=\"1.5\"/>",
+                            px, by - 1, px, by + LANE_H + 1);
         }
-        if (!dense && br->x1 - br->x0 >= 70) {
-            char lab[32];
-            snprintf(lab, sizeof lab, "%" PRIu64 " ", l->lease);
-            dls_abuf_printf(b, "<text class=\"label\" x=\"%.1f\" y=\"%.1f\" font-size=\"9\" "
-                               "fill=\"%s\">", br->x0 + 3, by + LANE_H - 3, unver ? "#212121" : "#ffffff");
-            put_xml_text(b, lab);
-            dls_abuf_xml(b, l->holder.p, l->holder.n > 24 ? 24 : l->holder.n);
-            dls_abuf_printf(b, "</text>");
-        }
-        if (!dense && l->due.pass && l->lapsed.pass && l->due.pass < l->lapsed.pass &&
-            l->due.basis == l->granted.basis) {
-            const axis *x = &ax[l->granted.basis < n_bases ? l->granted.basis : 0];
-            double px = xmap(x, l->due.reading);
-            dls_abuf_printf(b, "<path class=\"due\" d=\"M%.1f %.1fl-4 5h8z\" fill=\"#212121\">"
-                               "<title>due at pass %" PRIu64 ", reclaimed at pass %" PRIu64
-                               "</title></path>",
-                            px, by + LANE_H, l->due.pass, l->lapsed.pass);
-        }
-        dls_abuf_printf(b, "</g>\n");
+    }
+    if (!dense && br->x1 - br->x0 >= 70) {
+        char lab[32];
+        snprintf(lab, sizeof lab, "%" PRIu64 " ", l->lease);
+        dls_abuf_printf(b, "<text class=\"label\" x=\"%.1f\" y=\"%.1f\" font-size=\"9\" "
+                           "fill=\"%s\">", br->x0 + 3, by + LANE_H - 3, unver ? "#212121" : "#ffffff");
+        put_xml_text(b, lab);
+        dls_abuf_xml(b, l->holder.p, l->holder.n > 24 ? 24 : l->holder.n);
+        dls_abuf_printf(b, "</text>");
+    }
+    if (!dense && l->due.pass && l->lapsed.pass && l->due.pass < l->lapsed.pass &&
+        l->due.basis == l->granted.basis) {
+        double px = xmap(lease_axis(L, l), l->due.reading);
+        dls_abuf_printf(b, "<path class=\"due\" d=\"M%.1f %.1fl-4 5h8z\" fill=\"#212121\">"
+                           "<title>due at pass %" PRIu64 ", reclaimed at pass %" PRIu64
+                           "</title></path>",
+                        px, by + LANE_H, l->due.pass, l->lapsed.pass);
     }
     dls_abuf_printf(b, "</g>\n");
-    /* failures on top of every bar, so a neighbour never hides them; one
-     * badge per row and pixel (dense rows stack many leases there) */
+}
+
+/* Failures on top of every bar, so a neighbour never hides them; one badge
+ * per row and pixel (dense rows stack many leases there). */
+static void draw_failures(dls_abuf *b, const layout *L)
+{
+    const dls_audit *a = L->a;
+    const bar *bars = L->bars;
     badge *badges = calloc(a->n_leases ? a->n_leases : 1, sizeof *badges);
     size_t nb = 0;
     if (!badges) {
@@ -668,7 +715,7 @@ static int render_svg(const dls_audit *a, const dls_audit_svg_settings *s, dls_a
             continue;
         const bar *br = &bars[badges[i].bar];
         const dls_audit_lease *l = &a->leases[br->lease]->pub;
-        double by = row_y[br->row] + (double)br->lane * (LANE_H + LANE_GAP) + LANE_H / 2;
+        double by = L->row_y[br->row] + (double)br->lane * (LANE_H + LANE_GAP) + LANE_H / 2;
         dls_abuf_printf(b, "<g class=\"failure\"><circle cx=\"%.1f\" cy=\"%.1f\" r=\"6\" "
                            "fill=\"#d32f2f\" stroke=\"#ffffff\"/><text x=\"%.1f\" y=\"%.1f\" "
                            "font-size=\"10\" font-weight=\"bold\" fill=\"#ffffff\" "
@@ -677,15 +724,32 @@ static int render_svg(const dls_audit *a, const dls_audit_svg_settings *s, dls_a
     }
     dls_abuf_printf(b, "</g>\n");
     free(badges);
+}
+
+static int render_svg(const dls_audit *a, const dls_audit_svg_settings *s, dls_abuf *b)
+{
+    layout L;
+    memset(&L, 0, sizeof L);
+    L.a = a;
+    L.s = s;
+    if (layout_axes(&L)) {
+        layout_free(&L);
+        return DLS_ERR_NOMEM;
+    }
+    layout_bars(&L);
+    layout_lanes(&L);
+    draw_header(b, &L);
+    draw_row_labels(b, &L);
+    dls_abuf_printf(b, "<g class=\"leases\">\n");
+    for (size_t k = 0; k < a->n_leases; k++)
+        draw_lease(b, &L, &L.bars[k]);
+    dls_abuf_printf(b, "</g>\n");
+    draw_failures(b, &L);
     dls_abuf_printf(b, "<text x=\"10\" y=\"%.1f\" font-size=\"10\" fill=\"#616161\">Readings are "
                        "relative to the smallest pass now on each basis; a live lease runs to "
-                       "its basis's last now.</text>\n", bottom + 24);
+                       "its basis's last now.</text>\n", L.bottom + 24);
     dls_abuf_printf(b, "</svg>\n");
-    free(ax);
-    free(bars);
-    free(row_lanes);
-    free(row_y);
-    free(lane_end);
+    layout_free(&L);
     return b->err;
 }
 

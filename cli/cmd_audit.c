@@ -640,7 +640,13 @@ int dls_cmd_audit(int argc, char **argv)
         am[i].party = party;
     }
     memset(&w, 0, sizeof w);
-    rc = dls_audit_run(&a, NULL, journal, o.grantor, kr, am, o.n_media, &w);
+    /* every renewal's pass and now is kept only for the picture: without
+     * --svg the audit's memory does not grow with the renewals (issue 13
+     * item 7) */
+    dls_audit_settings set;
+    dls_audit_settings_default(&set);
+    set.keep_renewal_points = o.svg != NULL;
+    rc = dls_audit_run(&a, &set, journal, o.grantor, kr, am, o.n_media, &w);
     if (rc) {
         switch (rc) {
         case DLS_ERR_NOTFOUND:

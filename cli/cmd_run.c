@@ -13,6 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -27,7 +29,7 @@
 
 static const char usage_text[] =
     "usage: daolease run --config FILE --subject S [--duration D] [--wait D]\n"
-    "                    [--shared] -- CMD [ARG...]\n\n"
+    "                    [--shared] [--create] [--lease-file F] -- CMD [ARG...]\n\n"
     "Claims subject S (a string), runs CMD while the lease holds, renews it,\n"
     "stops CMD at the bound if renewals stop succeeding (SIGTERM to its process\n"
     "group, SIGKILL after the configured grace), and releases the lease when\n"
@@ -35,11 +37,20 @@ static const char usage_text[] =
     "  --config FILE   party, key, keyring, grantor, journal, medium (docs/config.md)\n"
     "  --subject S     what to lease (a msgpack str)\n"
     "  --duration D    the duration to ask for, e.g. 3s, 500ms (default: config)\n"
-    "  --wait D        give up when no grant arrived within D (default: wait)\n"
-    "  --shared        ask for a shared lease\n\n"
+    "  --wait D        give up when no grant arrived within D (default: wait\n"
+    "                  until the grantor answers: a refusal ends the wait)\n"
+    "  --shared        ask for a shared lease\n"
+    "  --create        create the holder's medium when it does not exist\n"
+    "                  (also: \"create_medium\": true in the config)\n"
+    "  --lease-file F  keep the current lease id in file F (it changes when a\n"
+    "                  new journal re-grants the subject after a lost one)\n\n"
     "CMD's environment gets DAOLEASE_LEASE (the lease id: its fencing token)\n"
-    "and DAOLEASE_SUBJECT. Exit status: CMD's; 128 + signal when CMD died by a\n"
-    "signal; 75 when no lease was obtained; 2 for usage errors.\n";
+    "and DAOLEASE_SUBJECT. CMD is killed (SIGKILL) if `run` itself dies.\n"
+    "Exit status: CMD's; 128 + signal when CMD died by a signal; 75 when no\n"
+    "lease was obtained (refused, e.g. \"unavailable\" once the current\n"
+    "holder's term at arrival elapsed while it kept renewing; --wait elapsed;\n"
+    "stopped before a grant); 1 when the medium is missing without --create;\n"
+    "2 for usage errors.\n";
 
 struct run {
     dls_config cfg;
@@ -59,15 +70,97 @@ struct run {
     uint64_t stop_at;   /* reading of the SIGTERM */
     bool killed;
     int child_status;   /* exit status once the child ended, else -1 */
+    bool create;        /* --create or "create_medium": true */
+    const char *lease_file; /* --lease-file: the current lease id, for CMD */
+    dls_bytes subject_enc;  /* the subject as proposed (msgpack str) */
+    struct stat jstat;      /* the journal file opened (a path, not a URL) */
+    bool watch_journal;
+    unsigned turns;
 };
+
+/* Writes the current lease id to --lease-file (write a temporary file, then
+ * rename: CMD never reads half a number). */
+static void write_lease_file(const struct run *r)
+{
+    if (!r->lease_file)
+        return;
+    char tmp[4096];
+    snprintf(tmp, sizeof tmp, "%s.tmp", r->lease_file);
+    FILE *f = fopen(tmp, "w");
+    if (!f || fprintf(f, "%" PRIu64 "\n", r->lease) < 0 || fclose(f) != 0 ||
+        rename(tmp, r->lease_file) != 0)
+        dls_cli_error("run", "%s: cannot write the lease id: %s", r->lease_file,
+                      strerror(errno));
+}
+
+/* judge.md rev 4 "Lost ledger", holder.md rev 4 Sizing: when the grantor's
+ * journal file is replaced by a new journal (another inode at the path),
+ * move the holder to it (dls_holder_rebind). The command keeps running
+ * under the old lease until its bound; the re-grant of its subject, above
+ * the new journal's floor, becomes the run's lease (handle_events). */
+static void watch_journal(struct run *r)
+{
+    struct stat st;
+    if (!r->watch_journal || ++r->turns % 20 != 0 || stat(r->cfg.journal, &st) != 0 ||
+        (st.st_ino == r->jstat.st_ino && st.st_dev == r->jstat.st_dev))
+        return;
+    dls_medium *m = NULL;
+    dls_cursor *c = NULL;
+    dls_resolver *res = NULL;
+    dls_where w = {0};
+    int rc = dls_medium_open(&m, r->cfg.journal, DLS_OPEN_READ, NULL, &w);
+    if (rc == 0 && memcmp(dls_medium_id(m), dls_medium_id(r->journal), DLS_MEDIUM_ID_LEN) == 0)
+        rc = 1; /* the same journal (renamed back): nothing to do */
+    if (rc == 0)
+        rc = dls_cursor_new(&c, m, 0);
+    if (rc == 0)
+        rc = dls_resolver_new_signed(&res, dls_medium_id(m), r->keyring);
+    if (rc == 0)
+        rc = dls_holder_rebind(r->holder, c, res, &w);
+    if (rc != 0) {
+        dls_cursor_del(c);
+        dls_resolver_del(res);
+        dls_medium_del(m);
+        if (rc == 1)
+            r->jstat = st;
+        return; /* not readable yet (being created): try again later */
+    }
+    r->jstat = st;
+    dls_cursor_del(r->jcursor);
+    dls_resolver_del(r->jresolver);
+    dls_medium_del(r->journal);
+    r->journal = m;
+    r->jcursor = c;
+    r->jresolver = res;
+    fprintf(stderr, "daolease run: %s: the grantor's journal was replaced; waiting for "
+                    "the re-grant of \"%s\" (lease %" PRIu64 " runs out at its bound)\n",
+            r->cfg.journal, r->subject, r->lease);
+}
+
+/* cli.md `run`, issue 12 item 13: a medium path that does not exist is an
+ * error (a typo would otherwise start a fresh medium the judge never reads)
+ * unless creating it was asked for. */
+static int check_medium(const struct run *r)
+{
+    struct stat st;
+    if (r->create || strstr(r->cfg.medium, "://") || stat(r->cfg.medium, &st) == 0)
+        return 0;
+    dls_cli_error("run", "%s: the holder's medium does not exist (create it with "
+                  "`daolease stream create`, or pass --create, or set \"create_medium\": "
+                  "true in %s)", r->cfg.medium, r->cfg.file);
+    return DLS_ERR_NOTFOUND;
+}
 
 static int assemble(struct run *r)
 {
-    int rc = dls_cli_load_keys("run", r->cfg.key, r->cfg.keyring, &r->secret, &r->keyring);
+    int rc = check_medium(r);
     if (rc)
         return rc;
+    if ((rc = dls_cli_load_keys("run", r->cfg.key, r->cfg.keyring, &r->secret, &r->keyring)))
+        return rc;
     dls_sync sync = dls_cli_sync(r->cfg.sync);
-    if ((rc = dls_cli_open(&r->own, "run", r->cfg.medium, DLS_OPEN_APPEND, true, sync)) ||
+    if ((rc = dls_cli_open(&r->own, "run", r->cfg.medium, DLS_OPEN_APPEND, r->create,
+                           sync)) ||
         (rc = dls_cli_open(&r->journal, "run", r->cfg.journal, DLS_OPEN_READ, false, sync)))
         return rc;
     if ((rc = dls_cursor_new(&r->jcursor, r->journal, 0)) ||
@@ -80,6 +173,7 @@ static int assemble(struct run *r)
         .name = r->cfg.party, .secret = r->secret, .medium = r->own,
         .grantor = r->cfg.grantor, .journal = r->jcursor, .journal_resolver = r->jresolver,
     };
+    r->watch_journal = !strstr(r->cfg.journal, "://") && stat(r->cfg.journal, &r->jstat) == 0;
     return dls_cli_holder_new(&r->holder, "run", r->cfg.file, &parts, &r->ticks);
 }
 
@@ -96,13 +190,40 @@ static void teardown(struct run *r)
     dls_config_free(&r->cfg);
 }
 
+/* Starts CMD in its own process group with the parent-death signal set
+ * (issue 12 item 14): if `run` dies — even by SIGKILL, when it can neither
+ * stop CMD nor renew — the kernel sends CMD SIGKILL, so CMD never works on
+ * past a lease nobody renews. SIGKILL, not SIGTERM: nobody is left to
+ * escalate after a grace. The getppid() check closes the race of `run`
+ * dying between fork() and prctl(). */
+static pid_t spawn_child(char *const argv[], char *const env[])
+{
+    pid_t parent = getpid();
+    pid_t pid = fork();
+    if (pid != 0) {
+        if (pid > 0)
+            setpgid(pid, pid); /* also in the child: whichever runs first */
+        return pid;
+    }
+    setpgid(0, 0);
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)
+        _exit(127);
+    signal(SIGINT, SIG_DFL);
+    signal(SIGTERM, SIG_DFL);
+    signal(SIGHUP, SIG_DFL);
+    for (size_t i = 0; env && env[i]; i++)
+        putenv(env[i]);
+    execvp(argv[0], argv);
+    _exit(127);
+}
+
 static int start_child(struct run *r, char **cmd)
 {
     static char lease_env[64], subject_env[DLS_SUBJECT_MAX + 32];
     snprintf(lease_env, sizeof lease_env, "DAOLEASE_LEASE=%" PRIu64, r->lease);
     snprintf(subject_env, sizeof subject_env, "DAOLEASE_SUBJECT=%s", r->subject);
     char *env[] = {lease_env, subject_env, NULL};
-    r->child = dls_cli_spawn(cmd, env);
+    r->child = spawn_child(cmd, env);
     if (r->child < 0) {
         dls_cli_error("run", "%s: cannot start: %s", cmd[0], strerror(errno));
         return -1;
@@ -126,16 +247,41 @@ static void handle_events(struct run *r, const dls_holder_result *res, char **cm
 {
     for (size_t i = 0; i < res->n_events; i++) {
         const dls_holder_event *e = &res->events[i];
+        dls_holder_lease li;
         if (e->kind == DLS_HOLDER_GRANTED && e->proposal == r->proposal && !r->lease) {
             r->lease = e->lease;
+            write_lease_file(r);
             if (start_child(r, cmd))
                 *exit_code = DLS_EXIT_FAIL;
+        } else if (e->kind == DLS_HOLDER_GRANTED && e->proposal == 0 && r->lease &&
+                   r->child > 0 && !r->stopping &&
+                   dls_holder_lease_info(r->holder, e->lease, &li) == 0 &&
+                   li.subject.n == r->subject_enc.n &&
+                   memcmp(li.subject.p, r->subject_enc.p, li.subject.n) == 0) {
+            /* a new journal re-granted the subject: the run goes on under it */
+            fprintf(stderr, "daolease run: re-granted: lease %" PRIu64 " on \"%s\" "
+                            "(was %" PRIu64 ")\n", e->lease, r->subject, r->lease);
+            r->lease = e->lease;
+            write_lease_file(r);
         } else if (e->kind == DLS_HOLDER_REFUSED && e->proposal == r->proposal) {
             dls_cli_error("run", "no lease on \"%s\": refused (%s)", r->subject,
                           e->text[0] ? e->text : "no reason");
             *exit_code = EXIT_NO_LEASE;
         } else if (e->lease && e->lease == r->lease && e->kind == DLS_HOLDER_BOUND) {
-            lose(r, res->now, "reached its bound (renewals did not succeed)");
+            /* holder.md rev 4: say how far behind confirmation is */
+            char why[DLS_HOLDER_TEXT_MAX + 160];
+            dls_holder_lease li;
+            if (dls_holder_lease_info(r->holder, r->lease, &li) == 0 && li.renewed)
+                snprintf(why, sizeof why,
+                         "stopped: %s (last ok renewal at reading %" PRIu64
+                         " ns, last confirmed %s%" PRIu64 " ns)",
+                         e->text[0] ? e->text : "reached its bound", li.last_renewal,
+                         li.confirmed ? "at reading " : "none; granted at ",
+                         li.confirmed ? li.confirmed_renewal : li.observed);
+            else
+                snprintf(why, sizeof why, "stopped: %s",
+                         e->text[0] ? e->text : "reached its bound");
+            lose(r, res->now, why);
         } else if (e->lease && e->lease == r->lease && e->kind == DLS_HOLDER_LAPSED) {
             lose(r, res->now, "was reclaimed by the grantor");
         } else if (e->kind == DLS_HOLDER_SIZING) {
@@ -200,6 +346,7 @@ static int loop(struct run *r, char **cmd, const dls_duration *ask, dls_mode mod
     uint64_t start;
     if (dls_tick_now(r->ticks.adapter, &start))
         return DLS_EXIT_FAIL;
+    r->subject_enc = (dls_bytes){subject, n};
     int rc = dls_holder_propose(r->holder, subject, n, ask, mode, &r->proposal);
     if (rc) {
         dls_cli_error("run", "%s: proposal: %s", r->cfg.medium,
@@ -215,6 +362,8 @@ static int loop(struct run *r, char **cmd, const dls_duration *ask, dls_mode mod
         dls_holder_step(r->holder, &res);
         handle_events(r, &res, cmd, &exit_code);
         watch_child(r, now);
+        if (r->lease && r->child > 0)
+            watch_journal(r);
         if (r->lease && r->child == 0 && r->child_status >= 0)
             return finish(r);
         if (!r->lease && exit_code < 0 &&
@@ -236,7 +385,9 @@ int dls_cmd_run(int argc, char **argv)
     static const struct option opts[] = {
         {"config", required_argument, 0, 'c'}, {"subject", required_argument, 0, 's'},
         {"duration", required_argument, 0, 'd'}, {"wait", required_argument, 0, 'w'},
-        {"shared", no_argument, 0, 'S'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0},
+        {"shared", no_argument, 0, 'S'}, {"create", no_argument, 0, 'C'},
+        {"lease-file", required_argument, 0, 'L'},
+        {"help", no_argument, 0, 'h'}, {0, 0, 0, 0},
     };
     struct run r;
     memset(&r, 0, sizeof r);
@@ -266,6 +417,8 @@ int dls_cmd_run(int argc, char **argv)
             }
             break;
         case 'S': mode = DLS_MODE_SHARED; break;
+        case 'C': r.create = true; break;
+        case 'L': r.lease_file = optarg; break;
         case 'h': fputs(usage_text, stdout); return DLS_EXIT_OK;
         default: return dls_cli_bad_option("run", c, argv);
         }
@@ -280,6 +433,7 @@ int dls_cmd_run(int argc, char **argv)
     }
     if (!has_ask)
         ask = r.cfg.duration;
+    r.create = r.create || r.cfg.create_medium;
     dls_cli_catch_stop();
     int code = assemble(&r) ? DLS_EXIT_FAIL : loop(&r, argv + optind, &ask, mode, wait.ns);
     if (r.child > 0) { /* never leave the child behind */

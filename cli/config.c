@@ -178,6 +178,14 @@ static int one_key(dls_config *c, const char *k, json_t *v)
     if (!strcmp(k, "max")) return get_duration(f, v, k, &c->max, 0);
     if (!strcmp(k, "lock_delay")) return get_duration(f, v, k, &c->lock_delay, 1);
     if (!strcmp(k, "grace")) return get_duration(f, v, k, &c->grace, 1);
+    if (!strcmp(k, "create_medium")) {
+        if (!json_is_boolean(v)) {
+            err(f, k, "must be true or false");
+            return DLS_ERR_CONFIG;
+        }
+        c->create_medium = json_is_true(v);
+        return 0;
+    }
     if (!strcmp(k, "ticks") || !strcmp(k, "sync")) {
         const char *ok = !strcmp(k, "ticks") ? " monotonic " : " none data group ";
         char probe[32];

@@ -7,6 +7,7 @@
 #ifndef DLS_CLI_CONFIG_H
 #define DLS_CLI_CONFIG_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -39,6 +40,7 @@ typedef struct dls_config {
     dls_duration max;          /* cap on tenure; ns 0 = none */
     dls_duration lock_delay;   /* ns 0 = none */
     dls_duration grace;        /* run: SIGTERM → SIGKILL grace, default 2 s */
+    bool create_medium;        /* run: create `medium` when missing (default false) */
 } dls_config;
 
 /* Loads and validates `path`. `need` lists the keys the caller requires

@@ -187,9 +187,10 @@ int dls_cli_holder_new(dls_holder **out, const char *sub, const char *where,
     parts.tick_party = DLS_CLI_TICK_PARTY;
     dls_holder_settings hs;
     dls_holder_settings_default(&hs);
-    char msg[DLS_HOLDER_TEXT_MAX] = "";
-    int rc = dls_holder_new(out, &parts, &hs, NULL, NULL, msg, sizeof msg);
+    hs.batch_max = 64; /* run and demo: one batch envelope per step (docs/holder.md) */
+    dls_where w;
+    int rc = dls_holder_new(out, &parts, &hs, NULL, NULL, &w);
     if (rc)
-        dls_cli_error(sub, "%s: %s", where, msg[0] ? msg : dls_strerror(rc));
+        dls_cli_error(sub, "%s: %s", where, w.reason ? w.reason : dls_strerror(rc));
     return rc;
 }

@@ -165,19 +165,102 @@ static int check_retention(const dls_holder_settings *s, bool evicts, char *msg,
     return DLS_ERR_SIZING;
 }
 
-int dls_holder_sizing_check(const dls_holder_settings *s, uint64_t duration_ns,
-                            uint64_t max_ns, bool evicts, char *msg, size_t cap)
+/* Relation 5 (holder.md rev 4): a renewal is confirmed before the bound of
+ * the one before it — interval + judge lag (cadence + drain) + journal read
+ * lag + one holder tick period < duration. A warning, never a refusal. */
+static int check_confirmation(const dls_holder_settings *s, uint64_t d, char *msg,
+                              size_t cap)
+{
+    uint64_t interval = dls_holder_interval_for(s, d);
+    uint64_t sum = dls_add_sat(interval, s->judge_lag_ns);
+    sum = dls_add_sat(sum, s->journal_lag_ns);
+    sum = dls_add_sat(sum, s->tick_period_ns);
+    if (sum < d)
+        return 0;
+    F(ii, interval);
+    F(jl, s->judge_lag_ns);
+    F(rl, s->journal_lag_ns);
+    F(tt, s->tick_period_ns);
+    F(ss, sum);
+    F(dd, d);
+    if (msg)
+        snprintf(msg, cap,
+                 "sizing: the renewal interval %s + the judge's lag %s + the journal's "
+                 "read lag %s + the tick period %s is %s, not below the duration %s: a "
+                 "renewal may not be confirmed before the bound of the one before it "
+                 "(holder.md rev 4)",
+                 ii, jl, rl, tt, ss, dd);
+    return DLS_ERR_SIZING;
+}
+
+/* The relations in order; *rel names the first that fails (1-5). */
+static int sizing(const dls_holder_settings *s, uint64_t duration_ns, uint64_t max_ns,
+                  bool evicts, char *msg, size_t cap, int *rel)
 {
     if (msg && cap > 0)
         msg[0] = '\0';
     if (!msg)
         cap = 0;
+    *rel = 0;
     if (!s)
         return DLS_ERR_INVAL;
     int rc;
-    if (duration_ns != 0 && (rc = check_relations(s, duration_ns, msg, cap)) != 0)
+    if (duration_ns != 0 && (rc = check_relations(s, duration_ns, msg, cap)) != 0) {
+        uint64_t interval = s->renew_interval_ns ? s->renew_interval_ns : duration_ns / 3;
+        *rel = below_half(interval, duration_ns) ? 2 : 1;
         return rc;
+    }
+    *rel = 3;
     if ((rc = check_tolerance(s, duration_ns, max_ns, msg, cap)) != 0)
         return rc;
-    return check_retention(s, evicts, msg, cap);
+    *rel = 4;
+    if ((rc = check_retention(s, evicts, msg, cap)) != 0)
+        return rc;
+    *rel = 5;
+    if (duration_ns != 0 && (rc = check_confirmation(s, duration_ns, msg, cap)) != 0)
+        return rc;
+    *rel = 0;
+    return 0;
+}
+
+static const char *const relation_reason[] = {
+    NULL,
+    "sizing: the duration does not exceed twice the renewal interval",
+    "sizing: the renewal interval plus one tick period is not below half the duration",
+    "sizing: the judge's tolerance does not cover the grant's and the renewal's "
+    "flights, both tick periods and the rate skew",
+    "sizing: the retention window of the holder's medium does not exceed the "
+    "judge's lag",
+    "sizing: the renewal interval plus the judge's lag, the journal's read lag and "
+    "one tick period is not below the duration (a renewal may be confirmed too late)",
+};
+
+int dls_holder_sizing_check(const dls_holder_settings *s, uint64_t duration_ns,
+                            uint64_t max_ns, bool evicts, dls_where *w)
+{
+    int rel;
+    int rc = sizing(s, duration_ns, max_ns, evicts, NULL, 0, &rel);
+    if (w) {
+        memset(w, 0, sizeof *w);
+        if (rc == DLS_ERR_INVAL)
+            w->reason = "sizing: no settings";
+        else if (rc != 0) {
+            w->rule = rel;
+            w->reason = relation_reason[rel];
+        }
+    }
+    return rc;
+}
+
+int dls_holder_sizing_explain(const dls_holder_settings *s, uint64_t duration_ns,
+                              uint64_t max_ns, bool evicts, char *buf, size_t cap)
+{
+    int rel;
+    return sizing(s, duration_ns, max_ns, evicts, buf, cap, &rel);
+}
+
+int hld_sizing_text(const dls_holder_settings *s, uint64_t duration_ns, uint64_t max_ns,
+                    bool evicts, char *buf, size_t cap, int *relation)
+{
+    return sizing(s, duration_ns, max_ns, evicts, buf, cap, relation);
 }

@@ -262,6 +262,15 @@ struct dls_judge {
     bool replayed;          /* the ledger came from a journal */
     bool basis_changed;     /* the journal's basis differs */
     uint64_t highest;       /* highest lease id minted */
+    bool lost_mode;         /* a new journal after a lost one: the first
+                               mark carries floor and from */
+    uint64_t floor;
+    dls_mark_pos *from_marks; /* nmedia: the first mark's from */
+    bool kept;              /* the first mark carries kept (revision 4) */
+    bool replaying;
+    uint64_t evidence_lease;/* replay: the largest verified renewal/release
+                               id above every id granted when read */
+    uint16_t evidence_medium;
     uint64_t arrival;       /* proposal arrival counter */
     uint64_t ticket;        /* unsolicited request counter */
 
@@ -424,6 +433,8 @@ int jj_mark(dls_judge *j);
 int jj_fact(dls_judge *j, const dls_fact *f);
 /* Appends the batch (one append, one sync); failure is fatal. */
 int jj_flush(dls_judge *j);
+/* Locks the journal itself (flock on its inode) for the judge's lifetime. */
+int jj_lock_journal(dls_judge *j, const char *path, dls_where *w);
 int jj_lock(dls_judge *j, const char *path, dls_where *w);
 void jj_unlock(dls_judge *j);
 

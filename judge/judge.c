@@ -348,24 +348,32 @@ static int record_lapsed(dls_judge *j)
 
 /* ---- the first pass after a start ---------------------------------------------------------- */
 
-/* Recovered leases become unknown with the first pass's now as resumed
- * reading (rebased on a basis change) and enter the deadline heap or the
- * pending list. Once per start, in pool order (nothing written depends on
- * it: due lists are sorted by lease id). */
+/* judge.md, Restart (revision 4): a restart does not re-arm silence.
+ * Recovered leases keep their recovered last relevant observation (and an
+ * evidence state already unknown, from a gap or an earlier restart); a
+ * lease becomes unknown, with the first pass's now as resumed reading, only
+ * where the journal cannot vouch for its evidence: the basis changed
+ * (tenure start and last observation are rebased too), its registered
+ * medium is missing from this assembly, or that medium answers gap or
+ * transport-error at the first pass (restart_resume_failed, after step 2;
+ * a gap is met by the epoch of the medium). The leases then enter
+ * the deadline heap or the pending list. Once per start, in pool order
+ * (nothing written depends on it: due lists are sorted by lease id). */
 static int restart_leases(dls_judge *j)
 {
     for (uint32_t i = 0; i < j->leases.next; i++) {
         jl_lease *l = jl_lease_at(j, i);
         if (!(l->flags & JL_RECOVERED))
             continue;
-        l->flags &= ~(uint32_t)JL_RECOVERED;
-        l->flags |= JL_UNKNOWN;
-        l->resumed = j->now;
-        if (l->medium != JL_NO_MEDIUM)
-            l->epoch = j->media[l->medium].gap_epoch;
+        j->kept = true; /* the first mark says the rule it followed */
+        jl_normalize(j, l);
         if (j->basis_changed) {
             l->tenure_start = j->now;
             l->last_obs = j->now;
+        }
+        if (j->basis_changed || l->medium == JL_NO_MEDIUM) {
+            l->flags |= JL_UNKNOWN;
+            l->resumed = j->now;
         }
         int rc = (l->flags & JL_PENDING) ? jvec_push(&j->pending, sizeof i, &i)
                                          : jl_schedule(j, i, jl_deadline(j, l));
@@ -373,6 +381,37 @@ static int restart_leases(dls_judge *j)
             return rc;
     }
     return 0;
+}
+
+/* After step 2 of the first pass: recovered leases registered on a medium
+ * that failed in this pass (transport-error, or cut by the drain budget:
+ * listed in the mark's errors) become unknown, resumed at now — unless a
+ * renewal counted in this pass already made them known at now (the same
+ * state as unknown-then-renewed, which is how replay and the audit read
+ * the mark). */
+static void restart_resume_failed(dls_judge *j)
+{
+    bool any = false;
+    for (size_t m = 0; m < j->nmedia; m++)
+        any |= j->media[m].failed;
+    if (!any)
+        return;
+    for (uint32_t i = 0; i < j->leases.next; i++) {
+        jl_lease *l = jl_lease_at(j, i);
+        if (!(l->flags & JL_RECOVERED) || l->medium == JL_NO_MEDIUM ||
+            !j->media[l->medium].failed || l->last_obs == j->now)
+            continue;
+        l->flags |= JL_UNKNOWN;
+        l->resumed = j->now;
+        if (l->heap_pos != JNIL)
+            jheap_update(&j->deadlines, l->heap_pos, jl_deadline(j, l));
+    }
+}
+
+static void restart_done(dls_judge *j)
+{
+    for (uint32_t i = 0; i < j->leases.next; i++)
+        jl_lease_at(j, i)->flags &= ~(uint32_t)JL_RECOVERED;
 }
 
 /* ---- the pass ---------------------------------------------------------------------------- */
@@ -410,7 +449,13 @@ static int run_steps(dls_judge *j)
     int rc;
     if (j->restarted && (rc = restart_leases(j)) != 0)
         return rc;
-    if ((rc = drain_facts(j)) != 0 || (rc = classify(j)) != 0 || (rc = mark_if_owed(j)) != 0 ||
+    if ((rc = drain_facts(j)) != 0)
+        return rc;
+    if (j->restarted) {
+        restart_resume_failed(j);
+        restart_done(j);
+    }
+    if ((rc = classify(j)) != 0 || (rc = mark_if_owed(j)) != 0 ||
         (rc = reclaim(j)) != 0 || (rc = record_lapsed(j)) != 0 ||
         (rc = jp_answer_and_grant(j, j->now)) != 0 || (rc = jj_flush(j)) != 0)
         return rc;

@@ -45,6 +45,11 @@ typedef struct jr_state {
     char *basis;
     jvec drained;            /* dls_mark_pos of the current mark */
     jvec due;                /* dls_mark_due of the current mark */
+    jvec errors;             /* dls_mark_pos of the current mark */
+    uint64_t *from;          /* each medium's first position (floor/from) */
+    bool restart;            /* the current mark is a restart after the first */
+    bool kept;               /* ... that kept recovered observations (rev 4) */
+    bool rebase;             /* ... on another reading basis */
     uint64_t position;       /* journal position being replayed */
 } jr_state;
 
@@ -80,7 +85,7 @@ static int read_medium(jr_state *st, uint16_t mi, uint64_t to)
     dls_judge *j = st->j;
     if (st->broken[mi])
         return 0;
-    if (!st->cursors[mi] && dls_cursor_new(&st->cursors[mi], j->media[mi].m, 0))
+    if (!st->cursors[mi] && dls_cursor_new(&st->cursors[mi], j->media[mi].m, st->from[mi]))
         return DLS_ERR_NOMEM;
     dls_cursor *c = st->cursors[mi];
     while (dls_cursor_position(c) < to) {
@@ -104,12 +109,55 @@ static int read_medium(jr_state *st, uint16_t mi, uint64_t to)
     return 0;
 }
 
-/* Applies the current mark: its media up to the drained positions, then its
- * due list. */
+static bool listed(const jvec *v, const uint8_t *id)
+{
+    for (size_t i = 0; i < v->n; i++)
+        if (memcmp(JVEC_AT(*v, dls_mark_pos, i).medium, id, DLS_MEDIUM_ID_LEN) == 0)
+            return true;
+    return false;
+}
+
+
+/* What a restart recorded in the journal did to the leases live at it
+ * (judge.md, Restart): a basis change rebases them all; a revision-3
+ * restart (restarted without kept) re-armed them all — evidence unknown,
+ * resumed at its now; a revision-4 restart (kept) kept their observations,
+ * except where the journal cannot vouch for them: their registered medium
+ * missing from that assembly (not in its drained list), or failing at that
+ * first pass (in its errors: a transport-error or a budget cut); a gap
+ * there is met by this replay's own cursor. Applied before the mark's
+ * spans are read, so a renewal drained at that pass makes the lease known
+ * again — as the audit reads it. */
+static void replay_restart(jr_state *st)
+{
+    dls_judge *j = st->j;
+    for (uint32_t i = 0; i < j->leases.next; i++) {
+        jl_lease *l = jl_lease_at(j, i);
+        if (!(l->flags & JL_USED))
+            continue;
+        jl_normalize(j, l);
+        bool rearm = st->rebase || !st->kept || l->medium == JL_NO_MEDIUM ||
+                     !listed(&st->drained, j->media[l->medium].id) ||
+                     listed(&st->errors, j->media[l->medium].id);
+        if (!rearm)
+            continue;
+        if (st->rebase) {
+            l->tenure_start = st->now;
+            l->last_obs = st->now;
+        }
+        l->flags |= JL_UNKNOWN;
+        l->resumed = st->now;
+    }
+}
+
+/* Applies the current mark: what its restart did, its media up to the
+ * drained positions, then its due list. */
 static int apply_mark(jr_state *st)
 {
     dls_judge *j = st->j;
     st->applied = true;
+    if (st->restart)
+        replay_restart(st);
     for (size_t i = 0; i < st->drained.n; i++) {
         const dls_mark_pos *d = &JVEC_AT(st->drained, dls_mark_pos, i);
         uint16_t mi = medium_index_at(j, d->medium, i);
@@ -145,11 +193,30 @@ static int collect_lists(jr_state *st, dls_mark_view *v)
         rc = jvec_push(&st->drained, sizeof p, &p);
     while (!rc && dls_mark_next_due(&v->due, &d))
         rc = jvec_push(&st->due, sizeof d, &d);
+    while (!rc && dls_mark_next_pos(&v->errors, &p))
+        rc = jvec_push(&st->errors, sizeof p, &p);
     return rc;
+}
+
+/* The first mark of a journal that follows a lost one (judge.md, Restart,
+ * revision 4): ids continue above the floor, media are read from `from`. */
+static int on_floor(jr_state *st, const dls_mark_view *v)
+{
+    dls_judge *j = st->j;
+    j->highest = v->floor;
+    dls_mark_list l = v->from;
+    dls_mark_pos p;
+    while (dls_mark_next_pos(&l, &p)) {
+        uint16_t mi = medium_index(j, p.medium);
+        if (mi != JL_NO_MEDIUM)
+            st->from[mi] = st->starts[mi] = p.position;
+    }
+    return 0;
 }
 
 static int on_mark(jr_state *st, const uint8_t *p, size_t n)
 {
+    dls_judge *j = st->j;
     dls_mark_view v;
     if (dls_mark_decode(p, n, &v, NULL))
         return bad(st, "a malformed pass mark on the journal");
@@ -169,11 +236,18 @@ static int on_mark(jr_state *st, const uint8_t *p, size_t n)
         return bad(st, "a basis change on a pass mark without restarted");
     if (st->have_mark && same_basis && v.now.ns < st->now)
         return bad(st, "now going backwards within one reading basis");
+    if (v.has_floor && (st->have_mark || j->highest))
+        return bad(st, "floor and from on a mark that is not the journal's first");
+    if (v.has_floor && (rc = on_floor(st, &v)) != 0)
+        return rc;
+    st->restart = st->have_mark && v.restarted;
+    st->kept = v.kept;
+    st->rebase = st->have_mark && !same_basis;
     st->have_mark = true;
     st->applied = false;
     st->pass = v.pass;
     st->now = v.now.ns;
-    st->drained.n = st->due.n = 0;
+    st->drained.n = st->due.n = st->errors.n = 0;
     free(st->basis);
     st->basis = malloc(v.basis.n + 1);
     if (!st->basis)
@@ -369,9 +443,12 @@ int jr_replay(dls_judge *j, uint64_t *starts, dls_where *w)
     j->res = &scratch;
     st.cursors = calloc(j->nmedia ? j->nmedia : 1, sizeof *st.cursors);
     st.broken = calloc(j->nmedia ? j->nmedia : 1, sizeof *st.broken);
-    int rc = st.cursors && st.broken ? make_verifier(&st) : DLS_ERR_NOMEM;
+    st.from = calloc(j->nmedia ? j->nmedia : 1, sizeof *st.from);
+    int rc = st.cursors && st.broken && st.from ? make_verifier(&st) : DLS_ERR_NOMEM;
+    j->replaying = true;
     if (!rc)
         rc = replay_journal(&st);
+    j->replaying = false;
     if (!rc) {
         compact_props(j);
         finish(&st);
@@ -380,9 +457,11 @@ int jr_replay(dls_judge *j, uint64_t *starts, dls_where *w)
         dls_cursor_del(st.cursors[i]);
     free(st.cursors);
     free(st.broken);
+    free(st.from);
     free(st.basis);
     jvec_free(&st.drained);
     jvec_free(&st.due);
+    jvec_free(&st.errors);
     dls_resolver_del(st.verify);
     j->res = NULL;
     return rc;

@@ -107,7 +107,7 @@ static int teardown(void **state)
 
 static pid_t start_judge(void)
 {
-    pid_t judge = spawn("cd %s && exec %s judge --config judge.json > judge.log 2>&1", dir, bin);
+    pid_t judge = spawn("cd %s && exec %s judge --config judge.json --create > judge.log 2>&1", dir, bin);
     /* the judge creates the journal; runs need it to exist */
     char path[512];
     snprintf(path, sizeof path, "%s/journal.dls", dir);
@@ -208,6 +208,7 @@ static void test_failing_renewals_stop_child_before_regrant(void **state)
     stop(judge);
     assert_int_equal(s1, 0); /* the trap exits 0 after SIGTERM */
     sh("grep -q 'lease lost' %s/run1.err", dir);
+    sh("grep -q 'newest confirmed position' %s/run1.err", dir); /* issue 12 item 7 */
     struct write w[8];
     size_t n = read_writes("writes2", w, 8);
     assert_int_equal(n, 3);

@@ -251,7 +251,7 @@ static void test_usage_errors_are_one_line(void **state)
         {"watch", "--journal is required"},
         {"watch --journal", "option --journal needs a value"},
         {"watch --journal j --from x", "--from takes a position"},
-        {"judge", "--config is required"},
+        {"judge", "--config FILE is required"},
         {"judge --config", "option --config needs a value"},
         {"run --config c.json --subject s", "a command to run is required"},
         {"audit --journal j", "--grantor is required"},

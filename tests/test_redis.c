@@ -1373,10 +1373,10 @@ static void run_e2e(bool redis_journal)
     dls_holder_settings hs;
     dls_holder_settings_default(&hs);
     dls_holder *h;
-    char msg[DLS_HOLDER_TEXT_MAX];
-    e = dls_holder_new(&h, &hp, &hs, NULL, NULL, msg, sizeof msg);
+    dls_where hw;
+    e = dls_holder_new(&h, &hp, &hs, NULL, NULL, &hw);
     if (e)
-        fprintf(stderr, "holder: %s (%s)\n", dls_strerror(e), msg);
+        fprintf(stderr, "holder: %s (%s)\n", dls_strerror(e), hw.reason);
     assert_int_equal(e, 0);
 
     /* propose, grant */

@@ -504,7 +504,7 @@ static void weather(void)
 /* ---- the oracle: reading the journal ---------------------------------------------------------- */
 
 typedef struct omark {
-    bool present, restarted, late;
+    bool present, restarted, late, kept;
     uint64_t pass, now;
     uint64_t drained[NM];
     bool has_gap[NM];
@@ -772,6 +772,7 @@ static void oracle_pass(const dls_judge_pass_result *r)
         if (!v.continued) {
             mk.present = true;
             mk.restarted = v.restarted;
+            mk.kept = v.kept;
             mk.late = v.late;
             if (v.now.ns != r->now)
                 sim_fail("a mark whose now is not the pass's", 0);
@@ -782,12 +783,27 @@ static void oracle_pass(const dls_judge_pass_result *r)
         sim_fail("the pass result and the journal disagree on the mark", 0);
     if (mk.present)
         W.last_mark_now = W.now;
-    if (mk.restarted)
+    if (mk.restarted) {
+        /* judge.md Restart (rev 4): a restart does not re-arm silence; the
+         * first mark says so with kept when it recovered a live lease. A
+         * recovered lease becomes unknown only where its medium failed at
+         * that first pass (listed in errors; a renewal drained then makes
+         * it known again in oracle_media; a gap is oracle_media's) — issue
+         * 12 item 17. */
+        bool any = false;
         for (size_t i = W.lo; i < W.nL; i++)
-            if (W.L[i].live) {
-                W.L[i].unknown = true;
-                W.L[i].resumed = W.now;
+            any |= W.L[i].live;
+        if (mk.kept != any)
+            sim_fail("kept on the first mark differs from whether a live lease was recovered", 0);
+        for (size_t i = W.lo; i < W.nL; i++) {
+            olease *l = &W.L[i];
+            int m = l->medium;
+            if (l->live && (!mk.kept || mk.error[m])) {
+                l->unknown = true;
+                l->resumed = W.now;
             }
+        }
+    }
     oracle_media(&mk);
     oracle_classify(&mk);
     /* then the lease records, in order */

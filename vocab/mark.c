@@ -7,7 +7,7 @@
 
 enum {
     M_PASS, M_CONTINUED, M_NOW, M_BASIS, M_TOLERANCE, M_CADENCE,
-    M_DRAINED, M_GAPS, M_DUE, M_ERRORS, M_LATE, M_RESTARTED, M_N
+    M_DRAINED, M_GAPS, M_DUE, M_ERRORS, M_LATE, M_RESTARTED, M_KEPT, M_FLOOR, M_FROM, M_N
 };
 /* The four lists, in fill order; list L has key M_DRAINED + L. */
 enum { L_DRAINED, L_GAPS, L_DUE, L_ERRORS, L_N };
@@ -16,6 +16,7 @@ static const char *const names[M_N] = {
     "dao.judge/pass", "dao.judge/continued", "dao.judge/now", "dao.judge/basis",
     "dao.judge/tolerance", "dao.judge/cadence", "dao.judge/drained", "dao.judge/gaps",
     "dao.judge/due", "dao.judge/errors", "dao.judge/late", "dao.judge/restarted",
+    "dao.judge/kept", "dao.judge/floor", "dao.judge/from",
 };
 
 static size_t key_size(int k)
@@ -81,7 +82,23 @@ static bool mark_ok(const dls_mark *m)
         if (!dls_cause_name(m->due[i].cause) || m->due[i].lease == 0 ||
             m->due[i].lease > DLS_NS_MAX)
             return false;
+    if ((!m->from && m->n_from) || (m->n_from && !m->has_floor) || m->floor > DLS_NS_MAX)
+        return false;
     return true;
+}
+
+/* The first record's revision-4 keys after restarted: kept, floor, from
+ * (judge.md, Restart): their encoded size. */
+static size_t rev4_size(const dls_mark *m)
+{
+    size_t n = m->kept ? key_size(M_KEPT) + 1 : 0;
+    if (m->has_floor) {
+        n += key_size(M_FLOOR) + dls_mp_uint_size(m->floor) + key_size(M_FROM) +
+             dls_mp_array_hdr_size(m->n_from);
+        for (size_t i = 0; i < m->n_from; i++)
+            n += 1 + dls_mp_bin_size(DLS_MEDIUM_ID_LEN) + dls_mp_uint_size(m->from[i].position);
+    }
+    return n;
 }
 
 static void put_bool(dls_pk *b, int k)
@@ -115,7 +132,7 @@ int dls_mark_encode_next(const dls_mark *m, dls_mark_writer *wr, uint8_t *out, s
                 dls_mp_duration_size(&tol) + key_size(M_CADENCE) + dls_mp_duration_size(&cad) +
                 key_size(M_DRAINED) + dls_mp_array_hdr_size(0) +
                 (m->late ? key_size(M_LATE) + 1 : 0) +
-                (m->restarted ? key_size(M_RESTARTED) + 1 : 0);
+                (m->restarted ? key_size(M_RESTARTED) + 1 : 0) + rev4_size(m);
     else
         size += key_size(M_CONTINUED) + 1;
     if (size > limit)
@@ -144,7 +161,7 @@ int dls_mark_encode_next(const dls_mark *m, dls_mark_writer *wr, uint8_t *out, s
         return DLS_ERR_TOOBIG;
 
     /* Pack exactly what was planned. */
-    size_t keys = 1 + (first ? 5 + m->late + m->restarted : 1);
+    size_t keys = 1 + (first ? 5 + m->late + m->restarted + m->kept + 2 * m->has_floor : 1);
     for (int l = 0; l < L_N; l++)
         keys += take[l] && !(first && l == L_DRAINED);
     dls_pk b;
@@ -176,6 +193,19 @@ int dls_mark_encode_next(const dls_mark *m, dls_mark_writer *wr, uint8_t *out, s
         put_bool(&b, M_LATE);
     if (first && m->restarted)
         put_bool(&b, M_RESTARTED);
+    if (first && m->kept)
+        put_bool(&b, M_KEPT);
+    if (first && m->has_floor) {
+        dls_pk_cstr(&b, names[M_FLOOR]);
+        dls_pk_uint(&b, m->floor);
+        dls_pk_cstr(&b, names[M_FROM]);
+        msgpack_pack_array(&b.pk, m->n_from);
+        for (size_t i = 0; i < m->n_from; i++) {
+            msgpack_pack_array(&b.pk, 2);
+            dls_pk_bin(&b, m->from[i].medium, DLS_MEDIUM_ID_LEN);
+            dls_pk_uint(&b, m->from[i].position);
+        }
+    }
     if (b.overflow || b.len != size)
         return DLS_ERR_STATE; /* the plan and the packer disagree: a bug */
     for (int l = 0; l < L_N; l++)
@@ -337,9 +367,22 @@ int dls_mark_decode(const uint8_t *p, size_t n, dls_mark_view *v, dls_where *w)
         case M_CONTINUED:
         case M_LATE:
         case M_RESTARTED:
+        case M_KEPT:
             if (val.type != DLS_MP_BOOL || (id == M_CONTINUED && !val.v.b))
-                return bad(w, voff, id == M_CONTINUED ? "continued is not true" : "late or restarted is not a bool");
-            *(id == M_CONTINUED ? &v->continued : id == M_LATE ? &v->late : &v->restarted) = val.v.b;
+                return bad(w, voff, id == M_CONTINUED ? "continued is not true" : "late, restarted or kept is not a bool");
+            *(id == M_CONTINUED ? &v->continued
+              : id == M_LATE    ? &v->late
+              : id == M_KEPT    ? &v->kept
+                                : &v->restarted) = val.v.b;
+            break;
+        case M_FLOOR:
+            if (val.type != DLS_MP_UINT || val.v.u > DLS_NS_MAX)
+                return bad(w, voff, "floor is not a uint <= 2^63-1");
+            v->has_floor = true;
+            v->floor = val.v.u;
+            break;
+        case M_FROM:
+            rc = read_list(p, n, voff, M_DRAINED, &v->from, w); /* drained's shape */
             break;
         case M_NOW:
             rc = read_duration(p, n, voff, &v->now, w);
@@ -366,10 +409,15 @@ int dls_mark_decode(const uint8_t *p, size_t n, dls_mark_view *v, dls_where *w)
     const unsigned head = 1u << M_NOW | 1u << M_BASIS | 1u << M_TOLERANCE | 1u << M_CADENCE;
     if (!(seen & 1u << M_PASS))
         return bad(w, 0, "a mark without pass");
-    if (v->continued && (seen & (head | 1u << M_LATE | 1u << M_RESTARTED)))
+    if (v->continued && (seen & (head | 1u << M_LATE | 1u << M_RESTARTED | 1u << M_KEPT |
+                                 1u << M_FLOOR | 1u << M_FROM)))
         return bad(w, 0, "a continuation carries a first record's key");
     if (!v->continued && (seen & (head | 1u << M_DRAINED)) != (head | 1u << M_DRAINED))
         return bad(w, 0, "a mark without now, basis, tolerance, cadence or drained");
+    if (!v->continued && (((seen >> M_FLOOR) & 1) != ((seen >> M_FROM) & 1)))
+        return bad(w, 0, "a mark with only one of floor and from");
+    if (!v->continued && (seen & (1u << M_KEPT | 1u << M_FLOOR)) && !v->restarted)
+        return bad(w, 0, "kept or floor on a mark without restarted");
     if (w)
         memset(w, 0, sizeof *w);
     return 0;

@@ -83,7 +83,7 @@ static int open_own(dls_medium **out, const char *path, dls_where *w)
     return rc;
 }
 
-static int assemble(struct agent *a, char **argv, char *msg, size_t cap)
+static int assemble(struct agent *a, char **argv)
 {
     const char *name = argv[1];
     dls_where w = {0};
@@ -135,10 +135,8 @@ static int assemble(struct agent *a, char **argv, char *msg, size_t cap)
     dls_holder_settings hs;
     dls_holder_settings_default(&hs);
     hs.tick_period_ns = TURN_NS; /* a tick each turn: readings at most a turn old */
-    if ((rc = dls_holder_new(&a->holder, &parts, &hs, NULL, NULL, msg, cap)) != 0) {
-        fprintf(stderr, "agent_loop: holder: %s\n", msg);
-        return 3;
-    }
+    if ((rc = dls_holder_new(&a->holder, &parts, &hs, NULL, NULL, &w)) != 0)
+        return fail("holder", rc, &w);
     return 0;
 }
 
@@ -168,8 +166,7 @@ int main(int argc, char **argv)
     int units = argc == 9 ? atoi(argv[8]) : 20;
     struct agent a;
     memset(&a, 0, sizeof a);
-    char msg[DLS_HOLDER_TEXT_MAX];
-    int status = assemble(&a, argv, msg, sizeof msg);
+    int status = assemble(&a, argv);
     if (status != 0) {
         agent_free(&a);
         return status;

@@ -163,10 +163,11 @@ typedef struct dls_audit_basis {
 /* Everything that is not per lease. Arrays are owned by the dls_audit. */
 typedef struct dls_audit_summary {
     /* failures (cli.md summary "failures") */
-    uint64_t unjustified_lapse;
+    uint64_t unjustified_lapse; /* per lapsed record (one for a lease the
+                                   journal never granted too) */
     uint64_t due_mismatch;
     uint64_t double_grant;
-    uint64_t journal;           /* journal_forged + journal_malformed + journal_defective */
+    uint64_t journal;           /* journal_forged + journal_malformed */
 
     /* the journal */
     uint8_t journal_id[DLS_MEDIUM_ID_LEN];
@@ -179,9 +180,11 @@ typedef struct dls_audit_summary {
                                    positions or readings, a basis change
                                    without restarted, a record before the
                                    first mark, an undecodable mark */
-    uint64_t journal_defective; /* lease facts breaking vocabulary rules 1–6 */
+    uint64_t journal_defective; /* reported, not a failure: grantor facts
+                                   breaking vocabulary rules 1–6 (e.g. a
+                                   repeated lapsed, whose first stands) */
     uint64_t journal_ignored;   /* records that concern nothing (e.g. a
-                                   lapsed for a lease never granted) */
+                                   tick or renewal signed by the grantor) */
     uint64_t grants, refusals, lapsed;
     const dls_bytes *forged_authors; /* distinct author names claimed on
                                         journal records that did not verify */

@@ -102,10 +102,13 @@ typedef struct dls_judge_medium {
  *                            group. Borrowed for the judge's lifetime. An
  *                            empty journal starts a new ledger; a journal
  *                            with records is replayed (restart).
- *   journal_lock_path NULL   the file locked (OFD lock, exclusive, for the
- *                            judge's lifetime) so that one judge at a time
- *                            holds the journal; NULL: "<journal path>.lock"
- *                            for a file journal (required for other kinds).
+ *   journal_lock_path NULL   NULL: the journal itself is locked (flock on
+ *                            the file, or on a segmented journal's folder,
+ *                            for the judge's lifetime), so that one judge at
+ *                            a time holds it through whatever path it was
+ *                            opened by (a symlink, a hard link). Else this
+ *                            file is locked instead (OFD lock, exclusive):
+ *                            required for journals that are not files.
  *   ticks, nticks     NULL,0 required: one or more tick sources.
  *   media, nmedia     NULL,0 the lease-fact media (0 … 1024), assembly order.
  *   tolerance_ns      unset  required (may be 0): covers flight and skew.
@@ -122,6 +125,17 @@ typedef struct dls_judge_medium {
  *                            cut short counts as failing (0: no budget).
  *   hash_key          NULL   16 bytes keying the hash tables (NULL: random).
  *                            Nothing written depends on it.
+ *   lost_ledger       false  the journal follows a lost one (judge.md,
+ *                            Restart, Lost ledger; revision 4). On a new,
+ *                            empty journal every lease id is above
+ *                            lease_floor and media[i] is read from from[i]
+ *                            (from NULL: each medium's end at assembly);
+ *                            both are recorded in the first pass mark
+ *                            ("dao.judge/floor", "dao.judge/from") and every
+ *                            restart replay honours them. Ignored on a
+ *                            journal with records (its first mark says).
+ *   lease_floor       0      the largest lease id the lost journal minted.
+ *   from              NULL   nmedia starting positions, assembly order.
  */
 typedef struct dls_judge_settings {
     const dls_secret *grantor;
@@ -140,6 +154,9 @@ typedef struct dls_judge_settings {
     uint64_t lock_delay_ns;
     size_t drain_budget;
     const uint8_t *hash_key;
+    bool lost_ledger;
+    uint64_t lease_floor;
+    const uint64_t *from;
 } dls_judge_settings;
 
 /* Fills *s with the defaults listed above. */
@@ -271,7 +288,17 @@ typedef struct dls_judge dls_judge;
  *   DLS_ERR_JOURNAL         the journal does not replay (a record not signed
  *                           by the grantor, pass numbers not increasing, a
  *                           malformed pass mark)
- *   DLS_ERR_IO              the lock file cannot be opened (w->sys_errno)
+ *   DLS_ERR_JOURNAL_SHORT   the journal is shorter than the holders'
+ *                           evidence: a lease-fact medium carries a
+ *                           verified renewal or release for a lease id
+ *                           above every id the journal granted (and above
+ *                           lease_floor) — the journal was lost or cut
+ *                           back; w->offset is the medium's index. Start a
+ *                           new journal with the lost-ledger procedure.
+ *   DLS_ERR_CONFIG          also: the journal listed as a lease-fact medium;
+ *                           lease_floor above 2^63-1
+ *   DLS_ERR_IO              the journal (or the lock file) cannot be opened
+ *                           to lock it (w->sys_errno)
  *   DLS_ERR_NOMEM, DLS_ERR_SODIUM, DLS_ERR_INVAL (out or s NULL) */
 DLS_EXPORT int dls_judge_new(dls_judge **out, const dls_judge_settings *s,
                              const dls_judge_callbacks *cb, void *user_data,

@@ -10,15 +10,26 @@
  *    "dao.judge/gaps": [[medium_id, from, to], ...],     optional
  *    "dao.judge/due": [[lease, cause], ...],              optional
  *    "dao.judge/errors": [[medium_id, position], ...],    optional
- *    "dao.judge/late": true, "dao.judge/restarted": true} optional
+ *    "dao.judge/late": true, "dao.judge/restarted": true, optional
+ *    "dao.judge/kept": true,                              optional (rev 4)
+ *    "dao.judge/floor": F,                                optional (rev 4)
+ *    "dao.judge/from": [[medium_id, position], ...]}      with floor (rev 4)
  *
  * written with keys in exactly this order, durations in the coarsest exact
  * unit, medium ids as bin 16, optional keys omitted when empty or false,
  * shortest form. Lists that do not fit one record continue in records
  * {"dao.judge/pass": n, "dao.judge/continued": true, <lists>} filled
  * greedily, entries in the order drained, gaps, due, errors (each record a
- * contiguous run of that sequence, as many entries as fit); late and
- * restarted ride on the first record. dls_mark_encode_next() writes the
+ * contiguous run of that sequence, as many entries as fit); late,
+ * restarted, kept, floor and from ride on the first record (from is never
+ * split: it is counted among the first record's fixed keys).
+ *
+ * Revision 4 (judge.md, Restart): `kept` says the restart kept every
+ * recovered lease's last relevant observation (a restarted mark without it
+ * re-armed them: revision 3); `floor` and `from` open a journal that
+ * follows a lost one: the largest lease id the lost journal minted (the
+ * first new id is floor + 1) and the position each lease-fact medium is
+ * read from. dls_mark_encode_next() writes the
  * records one by one into a caller's buffer; dls_mark_decode() checks one
  * record and hands out its lists through allocation-free iterators.
  */
@@ -77,6 +88,12 @@ typedef struct dls_mark {
     size_t n_errors;
     bool late;                /* cadence overrun */
     bool restarted;           /* first pass after a start */
+    /* revision 4, first record only, each requires restarted: */
+    bool kept;                /* the restart kept recovered observations */
+    bool has_floor;           /* a journal that follows a lost one: */
+    uint64_t floor;           /*   the lease-id floor (<= 2^63-1) */
+    const dls_mark_pos *from; /*   each medium's starting position */
+    size_t n_from;
 } dls_mark;
 
 /* Where dls_mark_encode_next is in a mark's records. Zero-initialise it
@@ -96,7 +113,8 @@ typedef struct dls_mark_writer {
  * record's fixed keys, or a continuation holding a single entry, do not fit
  * in limit; DLS_ERR_INVAL for NULL arguments, pass 0, a duration above
  * 2^63−1 ns, a NULL list with a non-zero count, a due cause
- * DLS_CAUSE_NONE or lease 0. Never allocates. */
+ * DLS_CAUSE_NONE or lease 0, `from` entries without has_floor, a floor
+ * above 2^63−1. Never allocates. */
 DLS_EXPORT int dls_mark_encode_next(const dls_mark *m, dls_mark_writer *wr, uint8_t *out,
                                     size_t limit, size_t *len);
 
@@ -125,6 +143,11 @@ typedef struct dls_mark_view {
     bool late, restarted;
     /* Lists: empty (left 0) when absent. */
     dls_mark_list drained, gaps, due, errors;
+    /* Revision 4 (first record only; zero when absent): */
+    bool kept;
+    bool has_floor;
+    uint64_t floor;
+    dls_mark_list from;       /* entries of the drained shape (dls_mark_next_pos) */
 } dls_mark_view;
 
 /* Decodes and checks one mark record (the bytes inside the envelope's
@@ -133,9 +156,11 @@ typedef struct dls_mark_view {
  * "dao.judge/pass" a uint >= 1; either a first record (now, basis,
  * tolerance, cadence, drained present; now, tolerance and cadence duration
  * maps >= 0) or a continuation ("continued": true, and none of now, basis,
- * tolerance, cadence, late, restarted); every list entry of its shape
+ * tolerance, cadence, late, restarted, kept, floor, from); every list entry of its shape
  * (medium ids bin 16, positions uint, lease 1 … 2^63−1, cause one of the
- * four); late / restarted bool; no "dao.judge/" key twice. Keys outside
+ * four); late / restarted / kept bool; floor a uint <= 2^63−1, present
+ * exactly when from is; kept and floor only with restarted; no
+ * "dao.judge/" key twice. Keys outside
  * "dao.judge/" are ignored.
  *
  * Returns 0, or DLS_ERR_MARK with `w` (optional) naming the byte offset and

@@ -218,6 +218,7 @@ typedef struct dls_attribution {
     dls_why why;
     dls_bytes author;
     dls_bytes fact;
+    uint32_t count;
 } dls_attribution;
 int dls_resolver_new_signed(dls_resolver **out, const uint8_t medium_id[16],
                             dls_keyring *kr);
@@ -272,6 +273,9 @@ typedef struct dls_judge_settings {
     uint64_t lock_delay_ns;
     size_t drain_budget;
     const uint8_t *hash_key;
+    bool lost_ledger;
+    uint64_t lease_floor;
+    const uint64_t *from;
 } dls_judge_settings;
 void dls_judge_settings_default(dls_judge_settings *s);
 typedef enum dls_reclaim_answer {
@@ -402,11 +406,13 @@ typedef struct dls_holder_settings {
     dls_holder_tolerance tolerance;
     uint64_t retention_ns;
     uint64_t judge_lag_ns;
+    uint64_t journal_lag_ns;
     bool accept_unsolicited;
     uint64_t lease_floor;
     size_t max_proposals;
     size_t max_leases;
     size_t journal_budget;
+    size_t batch_max;
 } dls_holder_settings;
 void dls_holder_settings_default(dls_holder_settings *s);
 typedef struct dls_holder_parts {
@@ -423,12 +429,11 @@ typedef struct dls_holder_parts {
 typedef struct dls_holder_callbacks {
     void (*warn)(void *user_data, int code, const char *message);
 } dls_holder_callbacks;
-/* HOLDER_NEW: the one declaration that changes when the holder reports
- * through a dls_where instead of a message buffer (see _holder_new in
- * holder.py). */
+/* HOLDER_NEW: a dls_where since the holder stopped writing a message
+ * buffer (_holder_new in holder.py adapts to either declaration). */
 int dls_holder_new(dls_holder **out, const dls_holder_parts *parts,
                    const dls_holder_settings *s, const dls_holder_callbacks *cb,
-                   void *user_data, char *msg, size_t msg_cap);
+                   void *user_data, dls_where *w);
 void dls_holder_del(dls_holder *h);
 int dls_holder_propose(dls_holder *h, const uint8_t *subject, size_t subject_len,
                        const dls_duration *ask, dls_mode mode, uint64_t *handle);
@@ -465,6 +470,7 @@ typedef struct dls_holder_result {
     uint64_t journal_gaps;
     bool journal_ended;
     int journal_error;
+    uint64_t appends;
 } dls_holder_result;
 int dls_holder_step(dls_holder *h, dls_holder_result *res);
 bool dls_holder_next_reading(const dls_holder *h, uint64_t *reading);
@@ -490,6 +496,10 @@ typedef struct dls_holder_lease {
     uint64_t last_renewal;
     uint64_t seq;
     uint64_t bound;
+    bool confirmed;
+    uint64_t confirmed_renewal;
+    uint64_t last_position;
+    size_t unconfirmed;
 } dls_holder_lease;
 int dls_holder_lease_info(const dls_holder *h, uint64_t lease, dls_holder_lease *info);
 const char *dls_holder_message(const dls_holder *h);

@@ -389,8 +389,12 @@ class Holder:
             w.done.set()
         elif e.kind in ("bound", "lapsed") and e.lease in self._leases:
             lease = self._leases[e.lease]
-            why = ("reached its bound (renewals did not succeed)" if e.kind == "bound"
-                   else f"was reclaimed by the grantor (cause {e.cause})")
+            if e.kind == "lapsed":
+                why = f"was reclaimed by the grantor (cause {e.cause})"
+            elif e.text:  # e.g. "named due (policy) in the grantor's pass 6"
+                why = f"reached its bound: {e.text}"
+            else:
+                why = "reached its bound (renewals did not succeed)"
             lease._lose(f"lease {e.lease} on {lease.subject!r} {why}")
             if e.kind == "lapsed":
                 self._leases.pop(e.lease, None)

@@ -1,0 +1,245 @@
+/* What the audit reports beside the per-lease verdicts: warnings and
+ * failure details (one sentence each, at most MAX_MESSAGES of each), names
+ * shown in messages, and the summary assembled at the end of the run. */
+#include "audit/internal.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "audit/amark.h"
+#include "daolease/attrib.h"
+
+#define MAX_MESSAGES 1000 /* warnings and failure details kept (then counted) */
+
+void au_hex16(const uint8_t id[DLS_MEDIUM_ID_LEN], char out[33])
+{
+    static const char d[] = "0123456789abcdef";
+    for (int i = 0; i < DLS_MEDIUM_ID_LEN; i++) {
+        out[2 * i] = d[id[i] >> 4];
+        out[2 * i + 1] = d[id[i] & 15];
+    }
+    out[32] = 0;
+}
+
+/* A printable copy of a name for messages (bytes outside 0x20–0x7E as \xHH). */
+void au_printable(const uint8_t *p, size_t n, char *out, size_t cap)
+{
+    size_t o = 0;
+    for (size_t i = 0; i < n && o + 5 < cap; i++) {
+        if (p[i] >= 0x20 && p[i] < 0x7f && p[i] != '\\') {
+            out[o++] = (char)p[i];
+        } else {
+            o += (size_t)snprintf(out + o, cap - o, "\\x%02x", p[i]);
+        }
+    }
+    out[o < cap ? o : cap - 1] = 0;
+}
+
+static char *vfmt(const char *fmt, va_list ap)
+{
+    va_list ap2;
+    va_copy(ap2, ap);
+    int len = vsnprintf(NULL, 0, fmt, ap2);
+    va_end(ap2);
+    if (len < 0)
+        return NULL;
+    char *s = malloc((size_t)len + 1);
+    if (s)
+        vsnprintf(s, (size_t)len + 1, fmt, ap);
+    return s;
+}
+
+static void add_message(dls_audit *a, char ***arr, size_t *n, size_t *cap, uint64_t *dropped,
+                        const char *fmt, va_list ap)
+{
+    if (*n >= MAX_MESSAGES) {
+        (*dropped)++;
+        return;
+    }
+    char *s = vfmt(fmt, ap);
+    if (!s) {
+        a->nomem = true;
+        return;
+    }
+    if (au_grow((void **)arr, *n, cap, sizeof **arr)) {
+        free(s);
+        a->nomem = true;
+        return;
+    }
+    (*arr)[(*n)++] = s;
+}
+
+void au_warn(dls_audit *a, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    add_message(a, &a->warnings, &a->sum.n_warnings, &a->cap_warnings, &a->warnings_dropped,
+                fmt, ap);
+    va_end(ap);
+}
+
+void au_detail(dls_audit *a, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    add_message(a, &a->details, &a->sum.n_failure_details, &a->cap_details,
+                &a->details_dropped, fmt, ap);
+    va_end(ap);
+}
+
+void au_set_incomplete(dls_audit *a, uint64_t pos, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+void au_set_incomplete(dls_audit *a, uint64_t pos, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    free(a->incomplete);
+    a->incomplete = vfmt(fmt, ap);
+    va_end(ap);
+    if (!a->incomplete)
+        a->nomem = true;
+    a->sum.incomplete = a->incomplete;
+    a->sum.incomplete_position = pos;
+}
+
+void au_forged_author(dls_audit *a, dls_bytes who)
+{
+    if (!who.n || a->sum.n_forged_authors >= 16)
+        return;
+    for (size_t i = 0; i < a->sum.n_forged_authors; i++)
+        if (dls_bytes_eq(a->forged_authors[i], who))
+            return;
+    uint8_t *copy = malloc(who.n + 1);
+    if (!copy || au_grow((void **)&a->forged_authors, a->sum.n_forged_authors,
+                      &a->cap_forged_authors, sizeof *a->forged_authors)) {
+        free(copy);
+        a->nomem = true;
+        return;
+    }
+    memcpy(copy, who.p, who.n);
+    copy[who.n] = 0;
+    dls_bytes b = {copy, who.n};
+    a->forged_authors[a->sum.n_forged_authors++] = b;
+}
+
+/* ---- finishing ------------------------------------------------------------ */
+
+static int cmp_lease(const void *x, const void *y)
+{
+    const audit_lease *const *p = x, *const *q = y;
+    return (*p)->pub.lease < (*q)->pub.lease ? -1 : (*p)->pub.lease > (*q)->pub.lease;
+}
+
+static int cmp_holder(const void *x, const void *y)
+{
+    const dls_audit_holder_count *p = x, *q = y;
+    size_t n = p->holder.n < q->holder.n ? p->holder.n : q->holder.n;
+    int c = n ? memcmp(p->holder.p, q->holder.p, n) : 0;
+    if (c)
+        return c;
+    return p->holder.n < q->holder.n ? -1 : p->holder.n > q->holder.n;
+}
+
+void au_finish(dls_audit *a)
+{
+    static const char *forged_names[FORGED_N] = {"signature", "unknown-author",
+                                                 "wrong-key-kind", "bare-fact", "malformed"};
+    static const char *defective_names[DEFECTIVE_N] = {"rule1", "rule2", "rule3", "rule4",
+                                                       "rule5", "rule6", "rule7"};
+    static const char *ignored_names[IGNORED_N] = {"not-a-lease-fact", "unknown-lease",
+                                                   "wrong-author", "misplaced", "replayed"};
+    size_t k = 0;
+    a->sum.forged = a->counts + k;
+    for (int i = 0; i < FORGED_N; i++)
+        if (a->forged[i])
+            a->counts[k++] = (dls_audit_count){forged_names[i], a->forged[i]};
+    a->sum.n_forged = (size_t)(a->counts + k - a->sum.forged);
+    a->sum.defective = a->counts + k;
+    for (int i = 0; i < DEFECTIVE_N; i++)
+        if (a->defective[i])
+            a->counts[k++] = (dls_audit_count){defective_names[i], a->defective[i]};
+    a->sum.n_defective = (size_t)(a->counts + k - a->sum.defective);
+    a->sum.ignored = a->counts + k;
+    for (int i = 0; i < IGNORED_N; i++)
+        if (a->ignored[i])
+            a->counts[k++] = (dls_audit_count){ignored_names[i], a->ignored[i]};
+    a->sum.n_ignored = (size_t)(a->counts + k - a->sum.ignored);
+
+    a->sum.journal = a->sum.journal_forged + a->sum.journal_malformed;
+    a->sum.last_pass = a->last_pass;
+    a->sum.last_mark = au_point_now(a);
+
+    /* media given but never named by the journal */
+    for (size_t i = 0; i < a->n_media; i++)
+        if (a->media[i].m && !a->media[i].named)
+            APUSH(a, a->unused, a->sum.n_unused_media, a->cap_unused, a->media[i].given_ix);
+
+    if (a->n_leases) /* qsort's base may not be NULL, even for 0 elements */
+        qsort(a->leases, a->n_leases, sizeof *a->leases, cmp_lease);
+    for (size_t i = 0; i < a->n_leases; i++) {
+        audit_lease *l = a->leases[i];
+        dls_audit_lease *p = &l->pub;
+        uint32_t f = p->findings;
+        if (f & DLS_AUDIT_F_DOUBLE_GRANT)
+            p->verdict = DLS_AUDIT_DOUBLE_GRANT;
+        else if (f & DLS_AUDIT_F_UNJUSTIFIED_LAPSE)
+            p->verdict = DLS_AUDIT_UNJUSTIFIED_LAPSE;
+        else if (f & DLS_AUDIT_F_DUE_MISMATCH)
+            p->verdict = DLS_AUDIT_DUE_MISMATCH;
+        else if (f & DLS_AUDIT_F_UNVERIFIABLE)
+            p->verdict = DLS_AUDIT_UNVERIFIABLE;
+        else if (l->live)
+            p->verdict = DLS_AUDIT_LIVE;
+        else
+            p->verdict = DLS_AUDIT_OK;
+        p->cause = p->lapsed.pass ? p->lapsed_cause : p->due.pass ? p->due_cause : DLS_CAUSE_NONE;
+        if (f & DLS_AUDIT_F_UNVERIFIABLE)
+            APUSH(a, a->unver_leases, a->sum.n_unverifiable_leases, a->cap_unver_leases, p->lease);
+        if (a->set.keep_renewal_points)
+            p->renewal_points = l->points;
+    }
+    if (a->sum.n_late_renewals)
+        qsort(a->late_renewals, a->sum.n_late_renewals, sizeof *a->late_renewals, cmp_holder);
+
+    if (!a->sum.journal_records)
+        au_warn(a, "the journal holds no records: there is nothing to audit");
+    else if (!a->sum.passes)
+        au_warn(a, "the journal holds no pass mark from the grantor: no pass could be replayed");
+    if (a->sum.journal_forged && a->sum.journal_forged == a->sum.journal_records) {
+        char who[160] = "";
+        if (a->sum.n_forged_authors)
+            au_printable(a->forged_authors[0].p, a->forged_authors[0].n, who, sizeof who);
+        au_warn(a, "no journal record verifies under the grantor's key%s%s%s", who[0] ? " (records claim author '" : "", who, who[0] ? "': another grantor's journal, or the wrong keyring?)" : "");
+    }
+    if (a->warnings_dropped)
+        au_warn(a, "(%" PRIu64 " more warnings not shown)", a->warnings_dropped);
+    if (a->details_dropped)
+        au_detail(a, "(%" PRIu64 " more failures not shown)", a->details_dropped);
+
+    /* publish the arrays */
+    dls_audit_summary *s = &a->sum;
+    s->late_reclaims = a->late_reclaims;
+    s->late_renewals = a->late_renewals;
+    s->cadence_overruns_unflagged = a->unflagged;
+    s->due_mismatches = a->mismatches;
+    s->unverifiable_passes = a->unver_passes;
+    s->unverifiable_leases = a->unver_leases;
+    s->gaps = a->gaps;
+    s->transport_errors = a->terrs;
+    s->restarts = a->restarts;
+    s->basis_changes = a->basis_changes;
+    s->bases = a->bases;
+    s->missing_media = (const uint8_t(*)[DLS_MEDIUM_ID_LEN])a->missing;
+    s->unused_media = a->unused;
+    s->warnings = (const char *const *)a->warnings;
+    s->failure_details = (const char *const *)a->details;
+    s->forged_authors = a->forged_authors;
+}
+
+void au_journal_malformed(dls_audit *a)
+{
+    a->sum.journal_malformed++;
+}
