@@ -34,7 +34,8 @@ def test_pip_install_and_find_library(tmp_path):
             "print(daolease.__file__); print(daolease.LIBRARY_PATH); "
             "print(daolease.facts.decode(daolease.facts.encode("
             "{'dao.lease/event': 'renewal', 'dao.lease/lease': 1, 'dao.lease/seq': 2})))")
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "DAOLEASE_LIB")}
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("PYTHONPATH", "DAOLEASE_LIB", "DAOLEASE_BUILD", "LD_LIBRARY_PATH")}
     # 1. $DAOLEASE_LIB
     r = subprocess.run([str(venv / "bin" / "python"), "-c", code], cwd=str(tmp_path),
                        env=dict(env, DAOLEASE_LIB=libso), capture_output=True, text=True)
