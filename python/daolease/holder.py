@@ -300,7 +300,10 @@ class Holder:
                 self._dispatch(e)
             return events
 
-    observe = step  # holder.md: observe grants; renewals happen in the step
+    # holder.md's duties by name: observing grants and renewing both happen
+    # in the step (the C holder renews what is due on its own ticks).
+    observe = step
+    renew = step
 
     def next_due(self) -> Optional[float]:
         """Seconds until a step is next needed (None: nothing falls due)."""
