@@ -18,12 +18,26 @@ int dls_cmd_keygen(int argc, char **argv);
 int dls_cmd_judge(int argc, char **argv);
 int dls_cmd_run(int argc, char **argv);
 int dls_cmd_audit(int argc, char **argv);
+int dls_cmd_status(int argc, char **argv);
+int dls_cmd_watch(int argc, char **argv);
 int dls_cmd_demo(int argc, char **argv);
 int dls_cmd_bench(int argc, char **argv);
 
 /* Prints "daolease SUB: FILE: position P: REASON" style errors, one line. */
 void dls_cli_error(const char *sub, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+
+/* After getopt_long returned '?' or ':' (call it with opterr = 0 and an
+ * optstring starting with ':'): prints one line naming the problem —
+ * "unknown option --x" or "option --x needs a value" — and where help is,
+ * and returns DLS_EXIT_USAGE (cli.md: usage errors exit 2; the full help
+ * stays on --help). */
+int dls_cli_bad_option(const char *sub, int c, char **argv);
+
+/* A usage problem in one line ("--config is required"): prints
+ * "daolease SUB: PROBLEM (see 'daolease SUB --help')", returns
+ * DLS_EXIT_USAGE. */
+int dls_cli_usage(const char *sub, const char *problem);
 
 /* True when argv holds -h or --help (anywhere before a "--"). */
 int dls_cli_wants_help(int argc, char **argv);

@@ -80,8 +80,7 @@ int dls_cmd_bench(int argc, char **argv)
         for (size_t k = 0; k < sizeof all / sizeof all[0]; k++)
             known |= !strcmp(argv[i], all[k]);
         if (!known) {
-            dls_cli_error("bench", "%s: unknown benchmark", argv[i]);
-            fputs(usage_text, stderr);
+            dls_cli_error("bench", "%s: unknown benchmark (see 'daolease bench --help')", argv[i]);
             return DLS_EXIT_USAGE;
         }
     }

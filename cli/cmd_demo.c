@@ -85,36 +85,6 @@ struct demo {
     bool tty;
 };
 
-/* ---- paths and names shared with the agents ---------------------------- */
-
-void demo_path(char *out, const char *dir, const char *name)
-{
-    snprintf(out, DEMO_PATH_MAX, "%.3900s/%.120s", dir, name);
-}
-
-void demo_agent_name(char *out, unsigned index)
-{
-    sprintf(out, "agent-%u", index + 1);
-}
-
-void demo_item_subject(char *out, unsigned item)
-{
-    sprintf(out, "item/%02u", item);
-}
-
-void demo_medium(char *out, const demo_params *p, unsigned index)
-{
-    if (!p->redis) {
-        char file[32];
-        snprintf(file, sizeof file, "agent-%u.dls", index + 1);
-        demo_path(out, p->dir, file);
-        return;
-    }
-    const char *run = strrchr(p->dir, '/');
-    snprintf(out, DEMO_PATH_MAX, "%.200s/%.200s-agent-%u", p->redis, run ? run + 1 : p->dir,
-             index + 1);
-}
-
 static int parse_item(dls_bytes subject, unsigned items)
 {
     /* subjects are the str "item/NN" the agents encode */
@@ -160,25 +130,36 @@ static int on_reclaim(void *user, dls_bytes subject, uint64_t lease, dls_cause c
     return DLS_RECLAIM_DONE;
 }
 
-/* The default policy's answer, except that a finished item is refused
- * with reason "done" (so agents learn there is nothing left to claim). */
+/* A work queue's policy on top of the default answer (which arrives in
+ * *answer): an item released with commit is finished and refused with
+ * reason "done"; a held item is refused with "busy" rather than queued, so
+ * that a proposal never waits in a queue past the item's completion (a
+ * waiter is served without asking the policy again). Agents try a busy
+ * item again later. */
 static int on_policy(void *user, const dls_judge_ask *ask, dls_judge_answer *answer)
 {
     struct demo *d = user;
     int i = parse_item(ask->subject, d->p.items);
-    memset(answer, 0, sizeof *answer);
     if (i >= 0 && d->items[i].commits) {
         answer->verdict = DLS_JUDGE_REFUSE;
         answer->reason = "done";
-    } else if (ask->reentrant) {
+    } else if (answer->verdict == DLS_JUDGE_WAIT) {
         answer->verdict = DLS_JUDGE_REFUSE;
-        answer->reason = "reentrant";
-    } else {
-        answer->verdict = DLS_JUDGE_GRANT;
-        answer->duration = ask->has_duration ? ask->duration
-                                             : dls_duration_from_ns(d->p.duration_ns);
+        answer->reason = "busy";
     }
     return 0;
+}
+
+/* Every grant, once it is on the journal: the demo's grant count is the
+ * judge's, not what the agents report (an agent killed before it reports
+ * its grant still received one). */
+static void on_granted(void *user, const dls_judge_lease_info *l)
+{
+    struct demo *d = user;
+    d->granted++;
+    int i = parse_item(l->subject, d->p.items);
+    if (i >= 0)
+        d->items[i].lease = l->lease;
 }
 
 /* ---- setting the run up -------------------------------------------------- */
@@ -287,7 +268,7 @@ static int assemble_judge(struct demo *d)
     s.tolerance_ns = 250 * MS;
     s.cadence_ns = 100 * MS;
     s.default_duration = dls_duration_from_ns(d->p.duration_ns);
-    dls_judge_callbacks cb = {.reclaim = on_reclaim, .policy = on_policy};
+    dls_judge_callbacks cb = {.reclaim = on_reclaim, .policy = on_policy, .granted = on_granted};
     int rc = dls_judge_new(&d->judge, &s, &cb, d, &w);
     if (rc)
         dls_cli_error("demo", "judge: %s", w.reason ? w.reason : dls_strerror(rc));
@@ -351,7 +332,6 @@ static void on_progress_line(struct demo *d, const char *line)
         return;
     switch (kind) {
     case 'G':
-        d->granted++;
         d->items[item].lease = lease;
         d->items[item].holder = a;
         if (d->alive[a] && choose_victim(d, a))
@@ -582,21 +562,43 @@ static int parse(struct demo *d, int argc, char **argv, const char **dir)
     };
     int c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+        unsigned long long v = 0;
+        if (c == 'a' || c == 'm' || c == 'k' || c == 's') {
+            char *end;
+            v = strtoull(optarg, &end, 10);
+            if (!*optarg || *end || optarg[0] == '-') {
+                char problem[96];
+                snprintf(problem, sizeof problem, "--%s takes a number, not '%.40s'",
+                         c == 'a' ? "agents" : c == 'm' ? "items" : c == 'k' ? "kill" : "seed",
+                         optarg);
+                dls_cli_usage("demo", problem);
+                return -1;
+            }
+        }
         switch (c) {
-        case 'a': d->agents = (unsigned)strtoul(optarg, NULL, 10); break;
-        case 'm': d->p.items = (unsigned)strtoul(optarg, NULL, 10); break;
-        case 'k': d->kills = (unsigned)strtoul(optarg, NULL, 10); break;
+        case 'a': d->agents = v > AGENTS_MAX ? AGENTS_MAX + 1 : (unsigned)v; break;
+        case 'm': d->p.items = v > ITEMS_MAX ? ITEMS_MAX + 1 : (unsigned)v; break;
+        case 'k': d->kills = v > AGENTS_MAX ? AGENTS_MAX + 1 : (unsigned)v; break;
         case 'd': *dir = optarg; break;
-        case 's': d->p.seed = strtoull(optarg, NULL, 10); break;
+        case 's': d->p.seed = v; break;
         case 'r': d->p.redis = optarg; break;
         case 'h': fputs(usage_text, stdout); return 1;
-        default: fputs(usage_text, stderr); return -1;
+        default: dls_cli_bad_option("demo", c, argv); return -1;
         }
     }
-    if (optind != argc || d->agents < 1 || d->agents > AGENTS_MAX || d->p.items < 1 ||
-        d->p.items > ITEMS_MAX || d->kills >= d->agents) {
-        fputs(usage_text, stderr);
+    char problem[96] = "";
+    if (optind != argc)
+        snprintf(problem, sizeof problem, "unexpected argument '%.40s'", argv[optind]);
+    else if (d->agents < 1 || d->agents > AGENTS_MAX)
+        snprintf(problem, sizeof problem, "--agents must be 1 to %d", AGENTS_MAX);
+    else if (d->p.items < 1 || d->p.items > ITEMS_MAX)
+        snprintf(problem, sizeof problem, "--items must be 1 to %d", ITEMS_MAX);
+    else if (d->kills >= d->agents)
+        snprintf(problem, sizeof problem, "--kill must be below --agents");
+    if (problem[0]) {
+        dls_cli_usage("demo", problem);
         return -1;
     }
     return 0;

@@ -442,7 +442,7 @@ int dls_cmd_judge(int argc, char **argv)
     int c;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
         switch (c) {
         case 'c': o.config = optarg; break;
         case 'n':
@@ -458,7 +458,7 @@ int dls_cmd_judge(int argc, char **argv)
             break;
         case 'h': fputs(usage_text, stdout); return DLS_EXIT_OK;
         default:
-            return usage_error("unknown option or missing value: %s", argv[optind - 1]);
+            return dls_cli_bad_option("judge", c, argv);
         }
     }
     if (!o.config)

@@ -48,10 +48,8 @@ int dls_cmd_keygen(int argc, char **argv)
             return DLS_EXIT_USAGE;
         }
     }
-    if (!name) {
-        keygen_usage(stderr);
-        return DLS_EXIT_USAGE;
-    }
+    if (!name)
+        return dls_cli_usage("keygen", "a party NAME is required");
     if (!dls_name_valid((const uint8_t *)name, strlen(name))) {
         dls_cli_error("keygen", "invalid name: 1-64 bytes, each in 0x21-0x7E or 0x80-0xFF");
         return DLS_EXIT_USAGE;

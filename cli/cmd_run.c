@@ -398,7 +398,8 @@ int dls_cmd_run(int argc, char **argv)
     dls_mode mode = DLS_MODE_EXCLUSIVE;
     int c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "+:h", opts, NULL)) != -1) {
         switch (c) {
         case 'c': config = optarg; break;
         case 's': r.subject = optarg; break;
@@ -419,13 +420,13 @@ int dls_cmd_run(int argc, char **argv)
         case 'C': r.create = true; break;
         case 'L': r.lease_file = optarg; break;
         case 'h': fputs(usage_text, stdout); return DLS_EXIT_OK;
-        default: fputs(usage_text, stderr); return DLS_EXIT_USAGE;
+        default: return dls_cli_bad_option("run", c, argv);
         }
     }
-    if (!config || !r.subject || optind >= argc) {
-        fputs(usage_text, stderr);
-        return DLS_EXIT_USAGE;
-    }
+    if (!config || !r.subject || optind >= argc)
+        return dls_cli_usage("run", !config ? "--config is required"
+                                    : !r.subject ? "--subject is required"
+                                                 : "a command to run is required (after --)");
     if (dls_config_load(&r.cfg, config, "medium grantor")) {
         dls_config_free(&r.cfg);
         return DLS_EXIT_USAGE;

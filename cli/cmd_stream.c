@@ -201,10 +201,8 @@ int dls_cmd_stream(int argc, char **argv)
         usage(stdout);
         return DLS_EXIT_OK;
     }
-    if (argc < 2) {
-        usage(stderr);
-        return DLS_EXIT_USAGE;
-    }
+    if (argc < 2)
+        return dls_cli_usage("stream", "create or seal is required");
     if (!strcmp(argv[1], "create"))
         return cmd_create(argc - 1, argv + 1);
     if (!strcmp(argv[1], "seal"))

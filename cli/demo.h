@@ -28,10 +28,10 @@ typedef struct demo_params {
  *   "X <agent>"                 the agent knows every item is done and exits */
 
 /* Runs agent `index` (name "agent-<index+1>") until every item is done.
- * Returns the process exit status. */
+ * Returns the process exit status (cli/demo_agent.c). */
 int demo_agent_main(const demo_params *p, unsigned index);
 
-/* Paths inside the run's folder. */
+/* Paths inside the run's folder (cli/demo.c). */
 void demo_path(char *out, const char *dir, const char *name);
 void demo_agent_name(char *out, unsigned index);
 void demo_item_subject(char *out, unsigned item);

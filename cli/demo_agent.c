@@ -21,6 +21,7 @@
 
 #define TURN_NS (5 * 1000000ull)
 #define ANSWER_WAIT_NS (30 * 1000000000ull) /* a judge that never answers */
+#define BUSY_BACKOFF_NS (50 * 1000000ull)   /* after a "busy" refusal */
 
 struct agent {
     const demo_params *p;
@@ -130,6 +131,8 @@ static uint64_t await_answer(struct agent *a, uint64_t handle, unsigned item)
             if (e->kind == DLS_HOLDER_REFUSED) {
                 if (!strcmp(e->text, "done"))
                     mark_done(a, item);
+                else if (!strcmp(e->text, "busy"))
+                    dls_cli_sleep(BUSY_BACKOFF_NS); /* held by another: try later */
                 return 0;
             }
         }

@@ -1,4 +1,5 @@
 /* daolease — one binary, subcommands in the style of git. */
+#include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -24,6 +25,8 @@ static const struct subcommand commands[] = {
     {"judge", dls_cmd_judge, "run a judge as a process"},
     {"run", dls_cmd_run, "run a command while holding a lease"},
     {"audit", dls_cmd_audit, "replay a journal and its media, and judge the judge"},
+    {"status", dls_cmd_status, "list the live leases now, from the journal and media"},
+    {"watch", dls_cmd_watch, "follow the journal: grants, refusals, lapses as written"},
     {"demo", dls_cmd_demo, "the main job: a judge and agents, kills, an audit"},
     {"bench", dls_cmd_bench, "the performance harness"},
 };
@@ -36,6 +39,24 @@ void dls_cli_error(const char *sub, const char *fmt, ...)
     vfprintf(stderr, fmt, ap);
     va_end(ap);
     fputc('\n', stderr);
+}
+
+int dls_cli_bad_option(const char *sub, int c, char **argv)
+{
+    char opt[3] = {'-', (char)optopt, 0};
+    const char *name = optopt ? opt : argv[optind - 1];
+    if (c == ':')
+        dls_cli_error(sub, "option %s needs a value (see 'daolease %s --help')",
+                      argv[optind - 1], sub);
+    else
+        dls_cli_error(sub, "unknown option %s (see 'daolease %s --help')", name, sub);
+    return DLS_EXIT_USAGE;
+}
+
+int dls_cli_usage(const char *sub, const char *problem)
+{
+    dls_cli_error(sub, "%s (see 'daolease %s --help')", problem, sub);
+    return DLS_EXIT_USAGE;
 }
 
 int dls_cli_wants_help(int argc, char **argv)
@@ -62,7 +83,7 @@ static void usage(FILE *to)
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        usage(stderr);
+        fputs("daolease: a command is required (see 'daolease --help')\n", stderr);
         return DLS_EXIT_USAGE;
     }
     if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {

@@ -319,6 +319,8 @@ struct dls_judge {
     jvec jlens;             /* size_t lengths */
     uint8_t *scratch;       /* DLS_RECORD_MAX bytes: one fact */
     uint64_t appended_total;
+
+    struct jo_view *view;   /* leases.c: leases by holder, grants to tell */
 };
 
 /* ---- judge.c ---------------------------------------------------------------- */

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "judge/internal.h"
+#include "judge/leases.h"
 
 /* ---- step 1: ticks -------------------------------------------------------------------- */
 
@@ -518,6 +519,7 @@ static int run_steps(dls_judge *j)
         (rc = jp_answer_and_grant(j, j->now)) != 0 || (rc = jj_flush(j)) != 0)
         return rc;
     jp_tell_owner(j);
+    jo_tell_granted(j);
     return 0;
 }
 

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "judge/internal.h"
+#include "judge/leases.h"
 
 /* ---- vectors ---------------------------------------------------------------- */
 
@@ -210,6 +211,7 @@ void jl_ledger_free(dls_judge *j)
     jheap_free(&j->deadlines);
     jheap_free(&j->waitheap);
     jheap_free(&j->delays);
+    jo_free(j);
 }
 
 uint32_t jl_lease_find(const dls_judge *j, uint64_t id)
@@ -341,6 +343,8 @@ int jl_lease_add(dls_judge *j, const jl_terms *t, uint32_t *idx)
         return rc;
     rc = jpool_reserve_free(&j->leases);
     if (!rc)
+        rc = jo_reserve(j, i, t->holder);
+    if (!rc)
         rc = jtab_insert(&j->by_id, id_hash(j, t->id), i);
     if (rc) {
         jpool_put(&j->leases, i);
@@ -371,12 +375,14 @@ int jl_lease_add(dls_judge *j, const jl_terms *t, uint32_t *idx)
     j->live++;
     if (t->id > j->highest)
         j->highest = t->id;
+    jo_link(j, i);
     *idx = i;
     return 0;
 }
 
 void jl_lease_remove(dls_judge *j, uint32_t idx)
 {
+    jo_unlink(j, idx);
     jl_lease *l = jl_lease_at(j, idx);
     jl_subject *s = jl_subject_at(j, l->subject);
     if (l->subj_prev != JNIL)
@@ -586,5 +592,5 @@ size_t jl_memory(const dls_judge *j)
     b += j->nwaiting * sizeof(jl_waiter) + j->pending.cap * sizeof(uint32_t);
     b += j->answered.cap * sizeof(jl_answered) + j->answered_bytes.cap +
          jtab_bytes(&j->answered_index);
-    return b + j->subject_bytes;
+    return b + j->subject_bytes + jo_memory(j);
 }

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "judge/internal.h"
+#include "judge/leases.h"
 
 /* The granted duration: the ask (or the owner's default) clipped to the
  * owner's bounds, in the unit of the bound it was clipped to. */
@@ -108,6 +109,8 @@ int jp_grant(dls_judge *j, const jl_prop *p, uint32_t subject, dls_duration d, u
     if ((rc = jl_lease_add(j, &t, &idx)) != 0)
         return rc;
     if ((rc = jl_schedule(j, idx, jl_deadline(j, jl_lease_at(j, idx)))) != 0)
+        return rc;
+    if ((rc = jo_granted(j, id)) != 0)
         return rc;
     j->res->granted++;
     if (lease)
@@ -297,8 +300,7 @@ static void default_answer(dls_judge *j, const dls_judge_ask *a, const jl_prop *
 static int owner_answer(dls_judge *j, const dls_judge_ask *a, const jl_subject *s,
                         dls_judge_answer *ans)
 {
-    dls_judge_answer own;
-    memset(&own, 0, sizeof own);
+    dls_judge_answer own = *ans; /* the default's answer: the owner may keep it */
     j->in_callback = true;
     int rc = j->cb.policy(j->user, a, &own);
     j->in_callback = false;

@@ -245,7 +245,9 @@ typedef struct dls_judge_callbacks {
      * proposal answered in step 7 (judge.md, Grant policy). The judge keeps
      * FIFO service of waiters, bound refusals ("unavailable"), the journal
      * rules and exclusivity: a GRANT for a subject that cannot be granted
-     * becomes a WAIT with the default bound. Returns 0, or non-zero to make
+     * becomes a WAIT with the default bound. `answer` arrives holding the
+     * default policy's answer, so a policy that only refuses some subjects
+     * returns 0 leaving the others unchanged. Returns 0, or non-zero to make
      * the judge refuse the proposal with reason "policy". */
     int (*policy)(void *user_data, const dls_judge_ask *ask, dls_judge_answer *answer);
     /* Optional: the outcome of an unsolicited grant request: the lease id,
@@ -253,6 +255,13 @@ typedef struct dls_judge_callbacks {
      * the end of the pass, in request order, once the grant is on the
      * journal (never for a grant whose append failed). */
     void (*unsolicited)(void *user_data, uint64_t ticket, uint64_t lease, int error);
+    /* Optional: a lease was granted (answering a proposal or unsolicited),
+     * with its terms as dls_judge_lease() fills them (slices borrowed for
+     * the call). Called at the end of the pass, in grant order, once the
+     * grant is on the journal (never for a grant whose append failed);
+     * must not call back into the judge except to read it (dls_judge_lease,
+     * include/daolease/judge_view.h). */
+    void (*granted)(void *user_data, const dls_judge_lease_info *lease);
 } dls_judge_callbacks;
 
 typedef struct dls_judge dls_judge;

@@ -1,0 +1,486 @@
+/* daolease status — who holds what now, read from the journal and media
+ * (issue 15 item 3; docs/cli.md `status`).
+ *
+ * One read of the journal, then of each medium up to the last pass mark's
+ * drained position. Each grant is stamped with the now of the pass mark
+ * before it; each renewal with the now of the first mark whose drained
+ * position for its medium covers it (as the audit stamps them) and counted
+ * as the judge counts them: by the lease's holder, on the medium its grant
+ * registered, with a seq above the last counted one. A lease is live from
+ * its grant until its `lapsed` record. Readings are the judge's ticks; "now"
+ * is the last pass mark's. due-by is the first reading at which silence
+ * (last relevant observation + duration + tolerance, strictly passed) or
+ * the cap holds: the judge reclaims the lease at its first pass at or after
+ * it unless a renewal arrives. */
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "cli/json/json.h"
+#include "cli/jview.h"
+#include "cli/media.h"
+
+static const char usage_text[] =
+    "usage: daolease status --journal J [--media M[=PARTY]...] [--grantor NAME\n"
+    "                       --keyring K] [--json]\n\n"
+    "Lists the live leases as the journal and media show them now: lease,\n"
+    "subject, holder, granted at, last renewal, due-by on the judge's ticks,\n"
+    "and the time remaining until due-by from the last pass mark's now. Reads\n"
+    "only the files (no judge process needed, nothing written, no lock).\n\n"
+    "  --journal J      the grantor's journal\n"
+    "  --media M        a lease-fact medium (repeatable, or several after one\n"
+    "                   --media); M=PARTY: bare facts on it are PARTY's\n"
+    "  --grantor NAME   only journal records by NAME count\n"
+    "  --keyring K      verify every record (journal: NAME's Ed25519 key;\n"
+    "                   media: their authors'); without it records are taken\n"
+    "                   as they claim (\"verified\": false)\n"
+    "  --json           one JSON object a lease, then a summary line\n\n"
+    "Exit status: 0, 1 when a file cannot be read, 2 for usage errors.\n";
+
+typedef struct sl_lease {
+    uint64_t id;
+    uint32_t subject_off, subject_len;
+    uint32_t holder_off, holder_len;
+    uint8_t medium[DLS_MEDIUM_ID_LEN];
+    uint64_t duration_ns, max_ns;
+    uint64_t granted_at, last_renewal, last_seq;
+    bool renewed, released, live;
+} sl_lease;
+
+typedef struct sl_stamp {
+    uint64_t position; /* drained position: records below it were applied */
+    uint64_t now;
+} sl_stamp;
+
+typedef struct sl_medium {
+    char *path;
+    const char *party;
+    dls_medium *m;
+    dls_resolver *r;
+    sl_stamp *stamps;
+    size_t n, cap;
+} sl_medium;
+
+typedef struct status {
+    sl_lease *leases;
+    size_t n, cap;
+    uint32_t *index;     /* open addressing: lease id → leases index + 1 */
+    size_t icap;
+    uint8_t *arena;
+    size_t an, acap;
+    sl_medium *media;
+    size_t nmedia;
+    bool has_now;
+    uint64_t now, pass, tolerance;
+    uint64_t live;
+    bool verify;
+} status;
+
+static int grow(void **p, size_t *cap, size_t need, size_t elem)
+{
+    if (need <= *cap)
+        return 0;
+    size_t n = *cap ? *cap : 256;
+    while (n < need)
+        n *= 2;
+    void *q = realloc(*p, n * elem);
+    if (!q)
+        return -1;
+    *p = q;
+    *cap = n;
+    return 0;
+}
+
+static size_t slot(const status *s, uint64_t id)
+{
+    return (size_t)((id * 0x9e3779b97f4a7c15ull) >> 20) & (s->icap - 1);
+}
+
+static int index_put(status *s, uint64_t id, uint32_t v)
+{
+    if ((s->n + 1) * 2 > s->icap) {
+        size_t ncap = s->icap ? s->icap * 2 : 1024;
+        uint32_t *ni = calloc(ncap, sizeof *ni);
+        if (!ni)
+            return -1;
+        uint32_t *old = s->index;
+        size_t ocap = s->icap;
+        s->index = ni;
+        s->icap = ncap;
+        for (size_t i = 0; i < ocap; i++)
+            if (old[i]) {
+                size_t k = slot(s, s->leases[old[i] - 1].id);
+                while (s->index[k])
+                    k = (k + 1) & (s->icap - 1);
+                s->index[k] = old[i];
+            }
+        free(old);
+    }
+    size_t k = slot(s, id);
+    while (s->index[k])
+        k = (k + 1) & (s->icap - 1);
+    s->index[k] = v + 1;
+    return 0;
+}
+
+static sl_lease *find(status *s, uint64_t id)
+{
+    if (!s->icap)
+        return NULL;
+    for (size_t k = slot(s, id); s->index[k]; k = (k + 1) & (s->icap - 1))
+        if (s->leases[s->index[k] - 1].id == id)
+            return &s->leases[s->index[k] - 1];
+    return NULL;
+}
+
+static int keep_bytes(status *s, dls_bytes b, uint32_t *off)
+{
+    if (grow((void **)&s->arena, &s->acap, s->an + b.n, 1))
+        return -1;
+    memcpy(s->arena + s->an, b.p, b.n);
+    *off = (uint32_t)s->an;
+    s->an += b.n;
+    return 0;
+}
+
+static int on_grant(status *s, const dls_fact *f)
+{
+    sl_lease *l = find(s, f->lease);
+    if (l) /* a double grant: the first stands (audit reports it) */
+        return 0;
+    if (grow((void **)&s->leases, &s->cap, s->n + 1, sizeof *s->leases))
+        return -1;
+    l = &s->leases[s->n];
+    memset(l, 0, sizeof *l);
+    l->id = f->lease;
+    l->subject_len = (uint32_t)f->subject.n;
+    l->holder_len = (uint32_t)f->holder.n;
+    memcpy(l->medium, f->medium, DLS_MEDIUM_ID_LEN);
+    l->duration_ns = f->duration.ns;
+    l->max_ns = (f->keys & DLS_K_MAX) ? f->max.ns : 0;
+    l->granted_at = s->now;
+    l->live = true;
+    if (keep_bytes(s, f->subject, &l->subject_off) || keep_bytes(s, f->holder, &l->holder_off) ||
+        index_put(s, f->lease, (uint32_t)s->n))
+        return -1;
+    s->n++;
+    s->live++;
+    return 0;
+}
+
+static int on_mark(status *s, const dls_mark_view *v)
+{
+    if (!v->continued) {
+        s->has_now = true;
+        s->now = v->now.ns;
+        s->pass = v->pass;
+        s->tolerance = v->tolerance.ns;
+    }
+    dls_mark_list l = v->drained;
+    dls_mark_pos e;
+    while (dls_mark_next_pos(&l, &e)) {
+        for (size_t i = 0; i < s->nmedia; i++) {
+            sl_medium *m = &s->media[i];
+            if (memcmp(dls_medium_id(m->m), e.medium, DLS_MEDIUM_ID_LEN))
+                continue;
+            if (m->n && m->stamps[m->n - 1].position >= e.position)
+                break;
+            if (grow((void **)&m->stamps, &m->cap, m->n + 1, sizeof *m->stamps))
+                return -1;
+            m->stamps[m->n++] = (sl_stamp){e.position, s->now};
+            break;
+        }
+    }
+    return 0;
+}
+
+static int read_journal(status *s, jv_reader *jr)
+{
+    jv_record r;
+    int more;
+    while ((more = jv_next(jr, &r)) == 1) {
+        int rc = 0;
+        if (r.kind == JV_MARK)
+            rc = on_mark(s, &r.mark);
+        else if (r.kind == JV_FACT && r.fact.kind == DLS_FACT_GRANT && s->has_now)
+            rc = on_grant(s, &r.fact);
+        else if (r.kind == JV_FACT && r.fact.kind == DLS_FACT_RECLAIM) {
+            sl_lease *l = find(s, r.fact.lease);
+            if (l && l->live) {
+                l->live = false;
+                s->live--;
+            }
+        }
+        if (rc)
+            return DLS_ERR_NOMEM;
+    }
+    return 0;
+}
+
+/* The now of the first mark whose drained position covers `pos`. */
+static bool stamp_of(const sl_medium *m, uint64_t pos, uint64_t *now)
+{
+    size_t lo = 0, hi = m->n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (m->stamps[mid].position > pos)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    if (lo == m->n)
+        return false;
+    *now = m->stamps[lo].now;
+    return true;
+}
+
+static void read_medium(status *s, sl_medium *m)
+{
+    if (!m->n)
+        return;
+    uint64_t end = m->stamps[m->n - 1].position;
+    dls_cursor *c;
+    if (dls_cursor_new(&c, m->m, 0))
+        return;
+    dls_record rec;
+    while (dls_cursor_position(c) < end) {
+        dls_next nx = dls_cursor_next(c, &rec, NULL);
+        if (nx == DLS_NEXT_GAP)
+            continue;
+        if (nx != DLS_NEXT_OK || rec.position >= end)
+            break;
+        dls_attribution a;
+        dls_resolver_attribute(m->r, rec.p, rec.n, &a);
+        dls_fact f;
+        if (!jv_author(s->verify, &a) || dls_fact_decode(a.fact.p, a.fact.n, &f, NULL) ||
+            (f.kind != DLS_FACT_RENEWAL && f.kind != DLS_FACT_RELEASE))
+            continue;
+        sl_lease *l = find(s, f.lease);
+        uint64_t now;
+        if (!l || !l->live || memcmp(l->medium, dls_medium_id(m->m), DLS_MEDIUM_ID_LEN) ||
+            a.author.n != l->holder_len ||
+            memcmp(a.author.p, s->arena + l->holder_off, a.author.n) ||
+            !stamp_of(m, rec.position, &now) || now < l->granted_at)
+            continue;
+        if (f.kind == DLS_FACT_RELEASE) {
+            l->released = true;
+        } else if (f.seq > l->last_seq) {
+            l->last_seq = f.seq;
+            l->last_renewal = now;
+            l->renewed = true;
+        }
+    }
+    dls_cursor_del(c);
+}
+
+static uint64_t due_by(const status *s, const sl_lease *l)
+{
+    if (l->released)
+        return 0;
+    uint64_t obs = l->renewed ? l->last_renewal : l->granted_at;
+    uint64_t due = dls_add_sat(dls_add_sat(obs, dls_add_sat(l->duration_ns, s->tolerance)), 1);
+    if (l->max_ns) {
+        uint64_t cap =
+            dls_add_sat(dls_add_sat(l->granted_at, dls_add_sat(l->max_ns, s->tolerance)), 1);
+        if (cap < due)
+            due = cap;
+    }
+    return due;
+}
+
+static void seconds(char *buf, size_t cap, int64_t ns)
+{
+    snprintf(buf, cap, "%+.3fs", (double)ns / 1e9);
+}
+
+static void print_table(const status *s, dls_jbuf *b)
+{
+    printf("%-8s %-24s %-16s %12s %12s %12s %10s\n", "LEASE", "SUBJECT", "HOLDER", "GRANTED",
+           "RENEWED", "DUE-BY", "REMAINING");
+    for (size_t i = 0; i < s->n; i++) {
+        const sl_lease *l = &s->leases[i];
+        if (!l->live)
+            continue;
+        b->n = 0;
+        if (dls_json_emit(b, s->arena + l->subject_off, l->subject_len, NULL))
+            dls_jbuf_puts(b, "?");
+        char g[32], r[32] = "-", d[32], rem[32];
+        uint64_t due = due_by(s, l);
+        seconds(g, sizeof g, (int64_t)(l->granted_at - s->now));
+        if (l->renewed)
+            seconds(r, sizeof r, (int64_t)(l->last_renewal - s->now));
+        if (l->released)
+            snprintf(d, sizeof d, "released");
+        else
+            seconds(d, sizeof d, (int64_t)(due - s->now));
+        snprintf(rem, sizeof rem, "%.3fs", due > s->now ? (double)(due - s->now) / 1e9 : 0.0);
+        printf("%-8" PRIu64 " %-24.24s %-16.*s %12s %12s %12s %10s\n", l->id, b->p ? b->p : "",
+               (int)(l->holder_len > 16 ? 16 : l->holder_len),
+               (const char *)s->arena + l->holder_off, g, r, d, rem);
+    }
+    printf("%" PRIu64 " live lease%s at pass %" PRIu64 " (readings relative to its now)%s\n",
+           s->live, s->live == 1 ? "" : "s", s->pass, s->verify ? "" : "; not verified");
+}
+
+static int print_json(const status *s, dls_jbuf *b)
+{
+    for (size_t i = 0; i < s->n; i++) {
+        const sl_lease *l = &s->leases[i];
+        if (!l->live)
+            continue;
+        uint64_t due = due_by(s, l);
+        b->n = 0;
+        dls_jbuf_puts(b, "{\"lease\": ");
+        dls_jbuf_uint(b, l->id);
+        dls_jbuf_puts(b, ", \"subject\": ");
+        if (dls_json_emit(b, s->arena + l->subject_off, l->subject_len, NULL))
+            dls_jbuf_puts(b, "null");
+        dls_jbuf_puts(b, ", \"holder\": ");
+        dls_jbuf_string(b, s->arena + l->holder_off, l->holder_len);
+        dls_jbuf_puts(b, ", \"granted_at\": ");
+        dls_jbuf_uint(b, l->granted_at);
+        dls_jbuf_puts(b, ", \"last_renewal\": ");
+        if (l->renewed)
+            dls_jbuf_uint(b, l->last_renewal);
+        else
+            dls_jbuf_puts(b, "null");
+        dls_jbuf_puts(b, ", \"due_by\": ");
+        dls_jbuf_uint(b, due);
+        dls_jbuf_puts(b, ", \"remaining_ns\": ");
+        dls_jbuf_uint(b, due > s->now ? due - s->now : 0);
+        dls_jbuf_puts(b, l->released ? ", \"released\": true}\n" : ", \"released\": false}\n");
+        if (fwrite(b->p, 1, b->n, stdout) != b->n)
+            return -1;
+    }
+    printf("{\"summary\": true, \"live\": %" PRIu64 ", \"pass\": %" PRIu64 ", \"now\": %" PRIu64
+           ", \"tolerance_ns\": %" PRIu64 ", \"verified\": %s}\n",
+           s->live, s->pass, s->now, s->tolerance, s->verify ? "true" : "false");
+    return 0;
+}
+
+static void status_free(status *s)
+{
+    for (size_t i = 0; i < s->nmedia; i++) {
+        dls_resolver_del(s->media[i].r);
+        dls_medium_del(s->media[i].m);
+        free(s->media[i].path);
+        free(s->media[i].stamps);
+    }
+    free(s->media);
+    free(s->leases);
+    free(s->index);
+    free(s->arena);
+}
+
+static int open_media(status *s, char **specs, size_t n, dls_keyring *kr)
+{
+    s->media = calloc(n ? n : 1, sizeof *s->media);
+    if (!s->media)
+        return DLS_ERR_NOMEM;
+    s->nmedia = n;
+    for (size_t i = 0; i < n; i++) {
+        sl_medium *m = &s->media[i];
+        m->path = strdup(specs[i]);
+        if (!m->path)
+            return DLS_ERR_NOMEM;
+        char *eq = strncmp(m->path, "redis://", 8) ? strrchr(m->path, '=') : NULL;
+        if (eq) {
+            *eq = 0;
+            m->party = eq + 1;
+        }
+        int rc = dls_cli_open(&m->m, "status", m->path, DLS_OPEN_READ, false, DLS_SYNC_DATA);
+        if (rc)
+            return rc;
+        if ((rc = jv_media_resolver(&m->r, m->m, kr, m->party)) != 0) {
+            dls_cli_error("status", "%s: %s", m->path, dls_strerror(rc));
+            return rc;
+        }
+    }
+    return 0;
+}
+
+int dls_cmd_status(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"journal", required_argument, 0, 'j'}, {"media", required_argument, 0, 'm'},
+        {"grantor", required_argument, 0, 'g'}, {"keyring", required_argument, 0, 'k'},
+        {"json", no_argument, 0, 'J'},          {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0},
+    };
+    const char *journal = NULL, *grantor = NULL, *keyring = NULL;
+    bool json = false;
+    char **media = calloc((size_t)argc + 1, sizeof *media);
+    size_t nmedia = 0;
+    if (!media)
+        return DLS_EXIT_FAIL;
+    int c;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'j': journal = optarg; break;
+        case 'm':
+            media[nmedia++] = optarg;
+            while (optind < argc && argv[optind][0] != '-') /* --media A B C */
+                media[nmedia++] = argv[optind++];
+            break;
+        case 'g': grantor = optarg; break;
+        case 'k': keyring = optarg; break;
+        case 'J': json = true; break;
+        case 'h': fputs(usage_text, stdout); free(media); return DLS_EXIT_OK;
+        default:
+            free(media);
+            return dls_cli_bad_option("status", c, argv);
+        }
+    }
+    char problem[256] = "";
+    if (!journal)
+        snprintf(problem, sizeof problem, "--journal is required");
+    else if (optind != argc)
+        snprintf(problem, sizeof problem, "unexpected argument %.200s", argv[optind]);
+    else if (keyring && !grantor)
+        snprintf(problem, sizeof problem, "--keyring needs --grantor");
+    if (problem[0]) {
+        free(media);
+        return dls_cli_usage("status", problem);
+    }
+    status s;
+    memset(&s, 0, sizeof s);
+    dls_keyring *kr = NULL;
+    jv_reader jr;
+    memset(&jr, 0, sizeof jr);
+    dls_where w = {0};
+    int code = DLS_EXIT_FAIL;
+    if (keyring && dls_keyring_load(&kr, keyring, &w)) {
+        dls_cli_error("status", "%s: line %llu: %s", keyring, (unsigned long long)w.line,
+                      w.reason ? w.reason : "cannot be loaded");
+        goto out;
+    }
+    s.verify = kr != NULL;
+    if (open_media(&s, media, nmedia, kr) || jv_open(&jr, "status", journal, kr, grantor, 0))
+        goto out;
+    if (read_journal(&s, &jr)) {
+        dls_cli_error("status", "%s: out of memory", journal);
+        goto out;
+    }
+    for (size_t i = 0; i < s.nmedia; i++)
+        read_medium(&s, &s.media[i]);
+    dls_jbuf b = {0};
+    if (json)
+        code = print_json(&s, &b) ? DLS_EXIT_FAIL : DLS_EXIT_OK;
+    else {
+        print_table(&s, &b);
+        code = DLS_EXIT_OK;
+    }
+    dls_jbuf_free(&b);
+out:
+    jv_close(&jr);
+    status_free(&s);
+    dls_keyring_del(kr);
+    free(media);
+    return code;
+}
