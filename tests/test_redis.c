@@ -381,6 +381,29 @@ static void test_url_parse(void **state)
     assert_null(m);
 }
 
+/* Issue 12 item 10: a long zero-padded port overflowed the fixed port
+ * buffer (SIGSEGV). The port is its decimal value (leading zeros accepted,
+ * written canonically in u.port and the name); a port of more than 20 digits
+ * or above 65535 is DLS_ERR_CONFIG at the port's offset. */
+static void test_url_long_port(void **state)
+{
+    (void)state;
+    rds_url u;
+    dls_where w = {0};
+    assert_int_equal(rds_url_parse("redis://u:p@127.0.0.1:0000000000000006391/k", &u, &w), 0);
+    assert_string_equal(u.port, "6391");
+    assert_string_equal(u.name, "redis://127.0.0.1:6391/k");
+    rds_url_free(&u);
+    assert_int_equal(rds_url_parse("redis://[::1]:00000000000000000000080/k", &u, &w),
+                     DLS_ERR_CONFIG); /* 23 digits */
+    assert_int_equal(rds_url_parse("redis://[::1]:00000000000000000080/k", &u, &w), 0);
+    assert_string_equal(u.port, "80");
+    rds_url_free(&u);
+    w.offset = 0;
+    assert_int_equal(rds_url_parse("redis://h:000000000000000065536/k", &u, &w), DLS_ERR_CONFIG);
+    assert_int_equal(w.offset, 10); /* the port's first byte */
+}
+
 /* ---- layout and ok/blocked ----------------------------------------------- */
 
 /* Redis layout: entries carry `pos` (decimal, dense from 0) and `rec` (the
@@ -1489,6 +1512,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_url_parse),
+        cmocka_unit_test(test_url_long_port),
         cmocka_unit_test(test_layout_ok_blocked),
         cmocka_unit_test(test_create_exists_notfound),
         cmocka_unit_test(test_batch_and_lengths),
