@@ -1163,7 +1163,7 @@ static void aof0(const char *fmt, ...)
 #define AGENT_ACL "ACL SETUSER %s on >%s resetkeys ~%s ~%s:* %%R~%s %%R~%s:* " \
                   "-@all +@read +@stream +@scripting +incrby +set +mget +ping"
 #define JUDGE_ACL "ACL SETUSER %s on >%s resetkeys %%R~%s %%R~%s:* ~%s ~%s:* " \
-                  "-@all +@read +@stream +@scripting +incrby +set +mget +ping +config|get"
+                  "-@all +@read +@stream +@scripting +incrby +set +del +mget +ping +config|get"
 
 static void test_acl_per_agent(void **state)
 {
@@ -1224,11 +1224,17 @@ static void test_acl_per_agent(void **state)
     assert_int_equal(dls_redis_open(&m, url, DLS_OPEN_APPEND, NULL, &w), 0);
     assert_int_equal(dls_medium_append(m, b, mkrec(b, 13, 9), &pos, &w), DLS_ERR_PERM);
     dls_medium_del(m);
-    /* ... and writes the journal, with sync data where the server fsyncs */
+    /* ... and writes the journal, with sync data where the server fsyncs;
+     * it fences the journal and clears its fence (+del) when done
+     * (stream-format.md rev 4, <key>:writer) */
     snprintf(url, sizeof url, "redis://arbiter-t:pwj@127.0.0.1:%d/%s", g_plain.port, kj);
     assert_int_equal(dls_redis_open(&m, url, DLS_OPEN_APPEND, NULL, &w), 0);
+    assert_int_equal(dls_redis_fence(m, &w), 0);
     append_n(m, 14, 0, 1);
     dls_medium_del(m);
+    redisReply *x = adm("EXISTS %s:writer", kj);
+    assert_int_equal(x->integer, 0);
+    freeReplyObject(x);
     char aj[160];
     snprintf(aj, sizeof aj, "redis://127.0.0.1:%d/%s", g_aof.port, kj);
     dls_medium_del(create(aj, 0));
@@ -1239,6 +1245,95 @@ static void test_acl_per_agent(void **state)
     dls_medium_del(m);
     aof0("ACL DELUSER arbiter-t");
     adm0("ACL DELUSER agent-t arbiter-t");
+}
+
+/* ---- the writer fence ------------------------------------------------------ */
+
+/* stream-format.md rev 4 ("a Redis journal is fenced by <key>:writer") and
+ * judge.md rev 4 (a new judge takes over only after the owner clears it);
+ * issue 12 item 8. The first handle to fence sets K:writer; every append
+ * with another token — a second fenced handle, an unfenced one — is refused
+ * and changes nothing; a fence cleared behind its owner's back stops the
+ * owner too; deleting the owner clears its own fence and only its own. */
+static void test_writer_fence(void **state)
+{
+    (void)state;
+    NEED_SERVER();
+    char key[64], url[160];
+    fresh(key, url, "fence");
+    dls_medium *a = create(url, 0), *b, *c, *rd;
+    dls_where w = {0};
+    assert_int_equal(dls_redis_open(&b, url, DLS_OPEN_APPEND, NULL, &w), 0);
+    assert_int_equal(dls_redis_open(&c, url, DLS_OPEN_APPEND, NULL, &w), 0);
+    assert_int_equal(dls_redis_open(&rd, url, DLS_OPEN_READ, NULL, &w), 0);
+    append_n(c, 1, 0, 1); /* unfenced: appends go as before */
+
+    assert_int_equal(dls_redis_fence(a, &w), 0);
+    assert_int_equal(dls_redis_fence(a, &w), 0); /* held already: idempotent */
+    redisReply *x = adm("GET %s:writer", key);
+    assert_int_equal(x->type, REDIS_REPLY_STRING);
+    char want[64];
+    snprintf(want, sizeof want, " pid %ld", (long)getpid());
+    assert_true(x->len > 32 + strlen(" host "));
+    assert_non_null(strstr(x->str, " host "));
+    assert_non_null(strstr(x->str, want));
+    freeReplyObject(x);
+
+    uint8_t rec[13];
+    uint64_t pos;
+    w.reason = NULL;
+    assert_int_equal(dls_redis_fence(b, &w), DLS_ERR_JOURNAL_LOCKED);
+    assert_non_null(strstr(w.reason, ":writer"));
+    assert_int_equal(dls_medium_append(b, rec, mkrec(rec, 2, 0), &pos, &w), DLS_ERR_LOCKED);
+    assert_int_equal(dls_medium_append(c, rec, mkrec(rec, 3, 0), &pos, &w), DLS_ERR_LOCKED);
+    assert_int_equal(dls_medium_seal(c, &w), DLS_ERR_LOCKED);
+    append_n(a, 4, 0, 2); /* the owner writes: positions 1, 2 */
+    x = adm("GET %s:next", key);
+    assert_string_equal(x->str, "3"); /* refused appends changed nothing */
+    freeReplyObject(x);
+
+    /* a reader and a file cannot be fenced */
+    assert_int_equal(dls_redis_fence(rd, &w), DLS_ERR_STATE);
+    assert_int_equal(dls_redis_fence(NULL, &w), DLS_ERR_INVAL);
+
+    /* an operator clears the fence: the old owner is stopped, not resumed */
+    adm0("DEL %s:writer", key);
+    assert_int_equal(dls_medium_append(a, rec, mkrec(rec, 4, 9), &pos, &w), DLS_ERR_LOCKED);
+    assert_int_equal(dls_redis_fence(b, &w), 0); /* a new owner takes over */
+    append_n(b, 2, 0, 1);                        /* position 3 */
+    assert_int_equal(dls_medium_append(a, rec, mkrec(rec, 4, 9), &pos, &w), DLS_ERR_LOCKED);
+    assert_int_equal(dls_redis_fence(a, &w), DLS_ERR_JOURNAL_LOCKED); /* lost for good */
+    adm0("DEL %s:writer", key);
+    assert_int_equal(dls_redis_fence(a, &w), DLS_ERR_JOURNAL_LOCKED); /* even when free */
+    assert_int_equal(dls_redis_fence(b, &w), DLS_ERR_JOURNAL_LOCKED);
+    assert_int_equal(dls_medium_append(a, rec, mkrec(rec, 4, 9), &pos, &w), DLS_ERR_LOCKED);
+    dls_medium_del(b);
+    assert_int_equal(dls_redis_open(&b, url, DLS_OPEN_APPEND, NULL, &w), 0);
+    assert_int_equal(dls_redis_fence(b, &w), 0); /* a fresh handle may */
+
+    /* ... and deleting it leaves b's fence alone; deleting b clears it */
+    dls_medium_del(a);
+    x = adm("EXISTS %s:writer", key);
+    assert_int_equal(x->integer, 1);
+    freeReplyObject(x);
+    dls_medium_del(b);
+    x = adm("EXISTS %s:writer", key);
+    assert_int_equal(x->integer, 0);
+    freeReplyObject(x);
+    append_n(c, 3, 1, 1); /* position 4: no fence, no refusal */
+
+    dls_cursor *cur;
+    assert_int_equal(dls_cursor_new(&cur, rd, 0), 0);
+    expect_ok(cur, 0, 1, 0);
+    expect_ok(cur, 1, 4, 0);
+    expect_ok(cur, 2, 4, 1);
+    expect_ok(cur, 3, 2, 0);
+    expect_ok(cur, 4, 3, 1);
+    dls_record r;
+    assert_int_equal(next_of(cur, &r), DLS_NEXT_BLOCKED);
+    dls_cursor_del(cur);
+    dls_medium_del(c);
+    dls_medium_del(rd);
 }
 
 /* ---- judge on one side, holders on Redis --------------------------------- */
@@ -1529,6 +1624,7 @@ int main(void)
         cmocka_unit_test(test_sync_mapping),
         cmocka_unit_test(test_noscript_fallback),
         cmocka_unit_test(test_acl_per_agent),
+        cmocka_unit_test(test_writer_fence),
         cmocka_unit_test(test_judge_file_journal_holders_on_redis),
         cmocka_unit_test(test_judge_redis_journal_holders_on_redis),
     };

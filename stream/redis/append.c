@@ -9,7 +9,7 @@ static void build_append(rds *r, bool sha, const uint8_t *const *recs, const siz
                          size_t count)
 {
     rds_buf_reset(&r->out);
-    rds_buf_array(&r->out, 3 + K_COUNT + 1 + count);
+    rds_buf_array(&r->out, 3 + K_COUNT + 2 + count);
     if (sha) {
         rds_buf_bulk(&r->out, "EVALSHA", 7);
         rds_buf_bulk(&r->out, r->sha, 40);
@@ -17,10 +17,11 @@ static void build_append(rds *r, bool sha, const uint8_t *const *recs, const siz
         rds_buf_bulk(&r->out, "EVAL", 4);
         rds_buf_bulk(&r->out, rds_append_lua, rds_append_lua_len);
     }
-    rds_buf_bulk(&r->out, "5", 1);
+    rds_buf_bulk(&r->out, RDS_NKEYS, 1);
     for (int k = 0; k < K_COUNT; k++)
         rds_buf_bulk(&r->out, r->keys[k], r->klen[k]);
     rds_buf_bulk(&r->out, r->idhex, 32);
+    rds_buf_bulk(&r->out, r->token, r->token_len);
     for (size_t i = 0; i < count; i++)
         rds_buf_bulk(&r->out, recs[i], lens[i]);
     if (r->replicas) {

@@ -19,7 +19,8 @@
 #include "stream/redis/conn.h"
 #include "stream/redis/rds.h"
 
-enum { K_STREAM, K_NEXT, K_ID, K_SEALED, K_MAXLEN, K_COUNT };
+enum { K_STREAM, K_NEXT, K_ID, K_SEALED, K_MAXLEN, K_WRITER, K_COUNT };
+#define RDS_NKEYS "6" /* K_COUNT as the scripts' numkeys argument */
 
 /* The key suffixes of the layout, in the order above ("" for K itself). */
 extern const char *const rds_key_suffix[K_COUNT];
@@ -29,6 +30,13 @@ extern const char rds_append_lua[];
 extern const size_t rds_append_lua_len;
 extern const char rds_create_lua[];
 extern const size_t rds_create_lua_len;
+/* The writer fence's scripts (fence.c). */
+extern const char rds_fence_lua[];
+extern const size_t rds_fence_lua_len;
+extern const char rds_unfence_lua[];
+extern const size_t rds_unfence_lua_len;
+
+#define RDS_TOKEN_MAX 160u /* the writer token: 32 hex, host name, pid */
 
 typedef struct rds {
     pthread_mutex_t mu; /* guards everything below after open */
@@ -46,7 +54,12 @@ typedef struct rds {
     dls_open_mode mode;
     char sha[41];
     bool have_sha;
+    char token[RDS_TOKEN_MAX]; /* the writer token this handle set in K:writer */
+    size_t token_len;          /* 0: the handle holds no fence */
 } rds;
+
+/* The medium_impl.h operations of a Redis medium (redis.c). */
+extern const dls_medium_ops rds_ops;
 
 /* ---- replies (reply.c) -------------------------------------------------- */
 
@@ -85,5 +98,12 @@ int rds_append(void *impl, const uint8_t *rec, size_t n, uint64_t *pos, dls_wher
 int rds_cursor_new(void *impl, uint64_t from, void **cimpl);
 void rds_cursor_del(void *cimpl);
 dls_next rds_cursor_next(void *cimpl, dls_record *rec, dls_where *w);
+
+/* ---- the writer fence (fence.c) ----------------------------------------- */
+
+/* Clears K:writer if it still holds this handle's token (one bounded round
+ * trip, errors ignored: a fence left behind refuses appends, never admits
+ * one). Called when the handle is freed. */
+void rds_fence_release(rds *r);
 
 #endif

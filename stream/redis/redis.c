@@ -113,6 +113,7 @@ static void rds_free(rds *r)
 {
     if (!r)
         return;
+    rds_fence_release(r);
     rds_conn_close(&r->conn);
     rds_buf_free(&r->out);
     for (int k = 0; k < K_COUNT; k++)
@@ -132,7 +133,7 @@ static void rds_del(void *impl)
     rds_free(impl);
 }
 
-static const dls_medium_ops rds_ops = {
+const dls_medium_ops rds_ops = {
     .kind_name = "redis",
     .append = rds_append,
     .append_batch = rds_append_batch,
@@ -213,7 +214,7 @@ static int run_create(rds *r, const uint8_t *want_id, dls_where *w)
     rds_buf_array(&r->out, 3 + K_COUNT + 2);
     rds_buf_bulk(&r->out, "EVAL", 4);
     rds_buf_bulk(&r->out, rds_create_lua, rds_create_lua_len);
-    rds_buf_bulk(&r->out, "5", 1);
+    rds_buf_bulk(&r->out, RDS_NKEYS, 1);
     for (int k = 0; k < K_COUNT; k++)
         rds_buf_bulk(&r->out, r->keys[k], r->klen[k]);
     rds_buf_bulk(&r->out, r->idhex, 32);
@@ -306,7 +307,7 @@ static int check_layout(rds *r, bool created, const uint8_t *want_id, uint64_t w
         if (!rds_str_is(t, k == K_STREAM ? "stream" : "string"))
             rc = rds_fail(w, DLS_ERR_REDIS_TYPE, 0,
                       k == K_STREAM ? "the medium's key holds another type than a stream"
-                                    : "a key of the medium (:next, :id, :sealed, :maxlen) is not a string");
+                                    : "a key of the medium (:next, :id, :sealed, :maxlen, :writer) is not a string");
     }
     if (!rc && !any)
         rc = rds_fail(w, DLS_ERR_NOTFOUND, 0, "no medium at this key");

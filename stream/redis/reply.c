@@ -44,6 +44,10 @@ int rds_map_err(const redisReply *x, dls_where *w)
         return rds_fail(w, DLS_ERR_MEDIUM_ID, 0, "the medium's id key is gone (medium deleted?)");
     if (rds_err_starts(x, "DLSID"))
         return rds_fail(w, DLS_ERR_MEDIUM_ID, 0, "the medium's id changed (medium recreated?)");
+    if (rds_err_starts(x, "DLSFENCED"))
+        return rds_fail(w, DLS_ERR_LOCKED, 0,
+                        "another writer holds the medium's <key>:writer fence (or this "
+                        "writer's fence was cleared)");
     if (rds_err_starts(x, "DLSEXISTS"))
         return rds_fail(w, DLS_ERR_EXISTS, 0, "a medium (or one of its keys) exists at this key");
     if (rds_err_has(x, "WRONGTYPE"))

@@ -6,29 +6,35 @@
  */
 #include "stream/redis/handle.h"
 
-const char *const rds_key_suffix[K_COUNT] = {"", ":next", ":id", ":sealed", ":maxlen"};
+const char *const rds_key_suffix[K_COUNT] = {"", ":next", ":id", ":sealed", ":maxlen", ":writer"};
 
-/* The append script. KEYS: stream, next, id, sealed, maxlen. ARGV[1]: the
- * medium id (hex) the writer opened; ARGV[2…]: the records. Answers the
+/* The append script. KEYS: stream, next, id, sealed, maxlen, writer.
+ * ARGV[1]: the medium id (hex) the writer opened; ARGV[2]: the writer's
+ * token ("" when it holds no fence); ARGV[3…]: the records. Answers the
  * first record's position, or an error whose first word the client maps:
- * DLSNOID / DLSID (DLS_ERR_MEDIUM_ID), DLSSEALED (DLS_ERR_SEALED). The
- * checks come before any write, so a refused batch changes nothing. */
+ * DLSNOID / DLSID (DLS_ERR_MEDIUM_ID), DLSSEALED (DLS_ERR_SEALED),
+ * DLSFENCED (DLS_ERR_LOCKED: K:writer holds another token than ARGV[2], or
+ * none although ARGV[2] is one — stream-format.md rev 4, "a Redis journal is
+ * fenced by <key>:writer"). The checks come before any write, so a refused
+ * batch changes nothing. */
 const char rds_append_lua[] =
-    "local v = redis.call('MGET', KEYS[3], KEYS[4], KEYS[5])\n"
-    "local id, sealed, ml = v[1], v[2], v[3]\n"
+    "local v = redis.call('MGET', KEYS[3], KEYS[4], KEYS[5], KEYS[6])\n"
+    "local id, sealed, ml, wr = v[1], v[2], v[3], v[4]\n"
     "if not id then return redis.error_reply('DLSNOID the medium id key is missing') end\n"
     "if id ~= ARGV[1] then return redis.error_reply('DLSID the medium id differs') end\n"
+    "if (wr or '') ~= ARGV[2] then\n"
+    "  return redis.error_reply('DLSFENCED another writer holds the medium') end\n"
     "if sealed then return redis.error_reply('DLSSEALED the medium is sealed') end\n"
     "local seal = '\\129\\177dao.stream/sealed\\195'\n"
-    "local n = #ARGV - 1\n"
-    "for i = 2, #ARGV - 1 do\n"
+    "local n = #ARGV - 2\n"
+    "for i = 3, #ARGV - 1 do\n"
     "  if ARGV[i] == seal then\n"
     "    return redis.error_reply('DLSSEALED a seal is followed by a record') end\n"
     "end\n"
     "local first = redis.call('INCRBY', KEYS[2], n) - n\n"
     "for i = 1, n do\n"
     "  local pos = string.format('%d', first + i - 1)\n"
-    "  local rec = ARGV[i + 1]\n"
+    "  local rec = ARGV[i + 2]\n"
     "  if ml then\n"
     "    redis.call('XADD', KEYS[1], 'MAXLEN', ml, '*', 'pos', pos, 'rec', rec)\n"
     "  else\n"
@@ -38,10 +44,10 @@ const char rds_append_lua[] =
     "end\n"
     "return first\n";
 
-/* The create script: all five keys absent, then K:id, K:next = 0 and
+/* The create script: all six keys absent, then K:id, K:next = 0 and
  * K:maxlen when a bound is declared. ARGV: id hex, maxlen ("0": none). */
 const char rds_create_lua[] =
-    "if redis.call('EXISTS', KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]) > 0 then\n"
+    "if redis.call('EXISTS', KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]) > 0 then\n"
     "  return redis.error_reply('DLSEXISTS the medium exists') end\n"
     "redis.call('SET', KEYS[3], ARGV[1])\n"
     "redis.call('SET', KEYS[2], '0')\n"
