@@ -35,6 +35,7 @@
 #include "daolease/attrib.h"
 #include "daolease/holder.h"
 #include "daolease/judge.h"
+#include "daolease/mark.h"
 #include "daolease/redis.h"
 #include "daolease/stream.h"
 #include "daolease/tick.h"
@@ -1336,6 +1337,248 @@ static void test_writer_fence(void **state)
     dls_medium_del(rd);
 }
 
+/* ---- the CLI judge on a Redis journal, from two "machines" ----------------- */
+
+/* A side-channel command on the append-only server; the reply must be freed. */
+static redisReply *aofq(const char *fmt, ...)
+{
+    struct timeval tv = {5, 0};
+    redisContext *c = redisConnectWithTimeout("127.0.0.1", g_aof.port, tv);
+    assert_true(c && !c->err);
+    va_list ap;
+    va_start(ap, fmt);
+    redisReply *r = redisvCommand(c, fmt, ap);
+    va_end(ap);
+    assert_non_null(r);
+    redisFree(c);
+    return r;
+}
+
+static long long aof_int(const char *fmt, const char *key)
+{
+    redisReply *r = aofq(fmt, key);
+    long long v = r->type == REDIS_REPLY_INTEGER ? r->integer
+                  : r->type == REDIS_REPLY_STRING ? atoll(r->str)
+                                                  : -1;
+    freeReplyObject(r);
+    return v;
+}
+
+static char *slurp(const char *path, size_t *n)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    char *b = malloc(1 << 16);
+    *n = b ? fread(b, 1, (1 << 16) - 1, f) : 0;
+    fclose(f);
+    if (b)
+        b[*n] = '\0';
+    return b;
+}
+
+static void put(const char *dir, const char *name, const char *text, size_t n, mode_t mode)
+{
+    char path[256];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, text, n), (ssize_t)n);
+    close(fd);
+}
+
+/* Starts `daolease ARGS…` in `dir` (its working directory: paths in its
+ * configuration are its own), stdout and stderr to dir/<tag>.out|err. */
+static pid_t cli_start(const char *dir, const char *tag, const char *const *args)
+{
+    const char *bin = getenv("DAOLEASE_BIN");
+    assert_non_null(bin);
+    char out[256], err[256];
+    snprintf(out, sizeof out, "%s/%s.out", dir, tag);
+    snprintf(err, sizeof err, "%s/%s.err", dir, tag);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        int o = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        int e = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (o < 0 || e < 0 || chdir(dir) != 0)
+            _exit(126);
+        dup2(o, 1);
+        dup2(e, 2);
+        char *argv[16];
+        size_t i = 0;
+        argv[i++] = (char *)bin;
+        for (; args[i - 1] && i < 15; i++)
+            argv[i] = (char *)args[i - 1];
+        argv[i] = NULL;
+        execv(bin, argv);
+        _exit(127);
+    }
+    return pid;
+}
+
+/* Waits for pid at most `ms`; its exit status, or -1 (killed: timed out). */
+static int cli_wait(pid_t pid, unsigned ms)
+{
+    int st;
+    for (unsigned i = 0; i < ms / 10; i++) {
+        if (waitpid(pid, &st, WNOHANG) == pid)
+            return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+        sleep_ms(10);
+    }
+    kill(pid, SIGKILL);
+    waitpid(pid, &st, 0);
+    return -1;
+}
+
+/* Counts the journal's pass marks carrying `restarted` (one per judge start,
+ * judge.md "Journal") that verify under the keyring. */
+static unsigned restarts(const char *url, dls_keyring *kr)
+{
+    dls_medium *m;
+    dls_where w = {0};
+    assert_int_equal(dls_redis_open(&m, url, DLS_OPEN_READ, NULL, &w), 0);
+    dls_resolver *res;
+    assert_int_equal(dls_resolver_new_signed(&res, dls_medium_id(m), kr), 0);
+    dls_cursor *c;
+    assert_int_equal(dls_cursor_new(&c, m, 0), 0);
+    unsigned n = 0;
+    dls_record r;
+    while (next_of(c, &r) == DLS_NEXT_OK) {
+        dls_attribution a;
+        dls_resolver_attribute(res, r.p, r.n, &a);
+        assert_true(a.attributed); /* every journal record is the grantor's */
+        dls_mark_view v;
+        if (dls_mark_classify(a.fact.p, a.fact.n) == DLS_MARK_REC_MARK &&
+            dls_mark_decode(a.fact.p, a.fact.n, &v, NULL) == 0 && v.restarted)
+            n++;
+    }
+    dls_cursor_del(c);
+    dls_resolver_del(res);
+    dls_medium_del(m);
+    return n;
+}
+
+static bool file_has(const char *dir, const char *name, const char *needle)
+{
+    char path[256];
+    size_t n;
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    char *s = slurp(path, &n);
+    bool yes = s && strstr(s, needle);
+    if (!yes)
+        fprintf(stderr, "%s: wanted \"%s\", got: %s\n", path, needle, s ? s : "(nothing)");
+    free(s);
+    return yes;
+}
+
+/* Issue 12 item 8; stream-format.md rev 4 ("a Redis journal is fenced by
+ * <key>:writer"), judge.md rev 4 Assembly: `daolease judge` runs on a Redis
+ * journal as docs/redis.md configures it (it refused before: "needs
+ * journal_lock_path"), and two judges on two "machines" — two processes,
+ * each in its own working directory with its own copy of the grantor's key
+ * and configuration, sharing nothing but Redis — never both write: the
+ * second is refused while the first runs, takes over once the first exits
+ * cleanly, and after a kill -9 only once an operator cleared the fence. */
+static void test_judge_cli_two_machines(void **state)
+{
+    (void)state;
+    NEED_SERVER();
+    if (!getenv("DAOLEASE_BIN")) {
+        skip();
+        return;
+    }
+    char a[64] = "/tmp/dls-redis-machine-a-XXXXXX", b[64] = "/tmp/dls-redis-machine-b-XXXXXX";
+    assert_non_null(mkdtemp(a));
+    assert_non_null(mkdtemp(b));
+    const char *kg[] = {"keygen", "arbiter", NULL};
+    pid_t p = cli_start(a, "keygen", kg);
+    assert_int_equal(cli_wait(p, 10000), 0);
+    size_t n, ksn;
+    char path[256];
+    snprintf(path, sizeof path, "%s/keygen.out", a);
+    char *ring = slurp(path, &n);
+    snprintf(path, sizeof path, "%s/arbiter.secret", a);
+    char *secret = slurp(path, &ksn);
+    assert_non_null(ring);
+    assert_non_null(secret);
+    put(a, "keyring", ring, n, 0644);
+    put(b, "keyring", ring, n, 0644);
+    put(b, "arbiter.secret", secret, ksn, 0600); /* the grantor's key on both machines */
+    dls_keyring *kr;
+    dls_where w = {0};
+    assert_int_equal(dls_keyring_parse(&kr, ring, n, &w), 0);
+    free(secret);
+    free(ring);
+
+    unsigned no = ++g_keyno;
+    char jkey[64], jurl[200], murl[200], cfg[800];
+    snprintf(jkey, sizeof jkey, "{t%u-judge}/journal", no);
+    snprintf(jurl, sizeof jurl, "redis://127.0.0.1:%d/%s", g_aof.port, jkey);
+    snprintf(murl, sizeof murl, "redis://127.0.0.1:%d/{t%u-agent-1}", g_aof.port, no);
+    dls_medium_del(create(jurl, 0)); /* created once, before the first run */
+    dls_medium_del(create(murl, 0));
+    int cn = snprintf(cfg, sizeof cfg,
+                      "{\"party\": \"arbiter\", \"key\": \"arbiter.secret\", \"keyring\": "
+                      "\"keyring\", \"journal\": \"%s?sync=data\", \"media\": [\"%s\"], "
+                      "\"tolerance\": {\"ms\": 250}, \"cadence\": {\"ms\": 50}, "
+                      "\"duration\": {\"s\": 3}}\n",
+                      jurl, murl);
+    put(a, "judge.json", cfg, (size_t)cn, 0600);
+    put(b, "judge.json", cfg, (size_t)cn, 0600);
+    char wkey[96];
+    snprintf(wkey, sizeof wkey, "%s:writer", jkey);
+
+    /* machine A's judge runs and holds the fence */
+    const char *run[] = {"judge", "--config", "judge.json", NULL};
+    const char *three[] = {"judge", "--config", "judge.json", "--passes", "3", NULL};
+    pid_t ja = cli_start(a, "judge-1", run);
+    for (int i = 0; i < 1000 && restarts(jurl, kr) < 1; i++)
+        sleep_ms(10);
+    assert_int_equal(restarts(jurl, kr), 1);
+    assert_int_equal(aof_int("EXISTS %s", wkey), 1);
+    /* machine B's judge is refused, naming the fence, and writes nothing */
+    pid_t jb = cli_start(b, "judge-1", three);
+    assert_int_not_equal(cli_wait(jb, 10000), 0);
+    assert_true(file_has(b, "judge-1.err", ":writer fence"));
+    assert_int_equal(restarts(jurl, kr), 1);
+    assert_int_equal(waitpid(ja, NULL, WNOHANG), 0); /* A still runs */
+
+    /* A stops cleanly and clears its fence: B takes over */
+    kill(ja, SIGTERM);
+    assert_int_equal(cli_wait(ja, 10000), 0);
+    assert_true(file_has(a, "judge-1.out", "\"status\": true"));
+    assert_int_equal(aof_int("EXISTS %s", wkey), 0);
+    jb = cli_start(b, "judge-2", three);
+    assert_int_equal(cli_wait(jb, 10000), 0);
+    assert_int_equal(restarts(jurl, kr), 2);
+    assert_int_equal(aof_int("EXISTS %s", wkey), 0);
+
+    /* B dies (kill -9) holding the fence: A is refused until an operator,
+     * sure B is gone, clears it */
+    jb = cli_start(b, "judge-3", run);
+    for (int i = 0; i < 1000 && restarts(jurl, kr) < 3; i++)
+        sleep_ms(10);
+    assert_int_equal(restarts(jurl, kr), 3);
+    kill(jb, SIGKILL);
+    waitpid(jb, NULL, 0);
+    assert_int_equal(aof_int("EXISTS %s", wkey), 1);
+    ja = cli_start(a, "judge-2", three);
+    assert_int_not_equal(cli_wait(ja, 10000), 0);
+    assert_true(file_has(a, "judge-2.err", ":writer fence"));
+    assert_int_equal(restarts(jurl, kr), 3);
+    freeReplyObject(aofq("DEL %s", wkey));
+    ja = cli_start(a, "judge-3", three);
+    assert_int_equal(cli_wait(ja, 10000), 0);
+    assert_int_equal(restarts(jurl, kr), 4);
+
+    dls_keyring_del(kr);
+    char cmd[200];
+    snprintf(cmd, sizeof cmd, "rm -rf %s %s", a, b);
+    assert_int_equal(system(cmd), 0);
+}
+
 /* ---- judge on one side, holders on Redis --------------------------------- */
 
 /* What the owner's reclaim procedure saw. */
@@ -1625,6 +1868,7 @@ int main(void)
         cmocka_unit_test(test_noscript_fallback),
         cmocka_unit_test(test_acl_per_agent),
         cmocka_unit_test(test_writer_fence),
+        cmocka_unit_test(test_judge_cli_two_machines),
         cmocka_unit_test(test_judge_file_journal_holders_on_redis),
         cmocka_unit_test(test_judge_redis_journal_holders_on_redis),
     };

@@ -105,7 +105,9 @@ typedef struct dls_judge_medium {
  *   journal_lock_path NULL   the file locked (OFD lock, exclusive, for the
  *                            judge's lifetime) so that one judge at a time
  *                            holds the journal; NULL: "<journal path>.lock"
- *                            for a file journal (required for other kinds).
+ *                            for a file journal; a Redis journal is fenced
+ *                            by <key>:writer (dls_redis_fence) instead;
+ *                            required for other kinds.
  *   ticks, nticks     NULL,0 required: one or more tick sources.
  *   media, nmedia     NULL,0 the lease-fact media (0 … 1024), assembly order.
  *   tolerance_ns      unset  required (may be 0): covers flight and skew.
@@ -248,8 +250,10 @@ typedef struct dls_judge dls_judge;
  *   DLS_ERR_RETENTION       a journal that does not retain everything, or a
  *                           medium neither retaining everything nor evict-oldest
  *   DLS_ERR_JOURNAL_SYNC    a journal opened with sync `none`
- *   DLS_ERR_JOURNAL_LOCKED  another judge holds the journal's lock
- *   DLS_ERR_CONFIG          a non-file journal without journal_lock_path;
+ *   DLS_ERR_JOURNAL_LOCKED  another judge holds the journal's lock (or, for
+ *                           a Redis journal, its <key>:writer fence)
+ *   DLS_ERR_CONFIG          a journal neither a file nor on Redis without
+ *                           journal_lock_path;
  *                           tolerance or cadence unset; cadence 0; invalid
  *                           durations (default 0, min > max)
  *   DLS_ERR_NO_TICKS        no tick source, or one without medium/adapter/basis
