@@ -9,7 +9,7 @@ static void build_append(rds *r, bool sha, const uint8_t *const *recs, const siz
                          size_t count)
 {
     rds_buf_reset(&r->out);
-    rds_buf_array(&r->out, 3 + K_COUNT + 2 + count);
+    rds_buf_array(&r->out, 3 + K_COUNT + 3 + count);
     if (sha) {
         rds_buf_bulk(&r->out, "EVALSHA", 7);
         rds_buf_bulk(&r->out, r->sha, 40);
@@ -22,6 +22,10 @@ static void build_append(rds *r, bool sha, const uint8_t *const *recs, const siz
         rds_buf_bulk(&r->out, r->keys[k], r->klen[k]);
     rds_buf_bulk(&r->out, r->idhex, 32);
     rds_buf_bulk(&r->out, r->token, r->token_len);
+    char expect[24] = "";
+    if (r->token_len && r->fence_next_known)
+        rds_u64s(expect, r->fence_next);
+    rds_buf_bulk(&r->out, expect, strlen(expect));
     for (size_t i = 0; i < count; i++)
         rds_buf_bulk(&r->out, recs[i], lens[i]);
     if (r->replicas) {
@@ -45,8 +49,10 @@ static int append_locked(rds *r, const uint8_t *const *recs, const size_t *lens,
     for (;;) {
         build_append(r, sha, recs, lens, count);
         rc = rds_conn_call(&r->conn, &r->out, nrep, rep, w);
-        if (rc)
+        if (rc) {
+            r->fence_next_known = false; /* applied or not: unknown */
             return rc;
+        }
         if (sha && rds_err_starts(rep[0], "NOSCRIPT")) {
             /* the server lost its script cache (restart, SCRIPT FLUSH):
              * EVAL runs and caches it again, EVALSHA works afterwards */
@@ -59,6 +65,8 @@ static int append_locked(rds *r, const uint8_t *const *recs, const size_t *lens,
     redisReply *x = rep[0];
     if (x->type == REDIS_REPLY_INTEGER && x->integer >= 0) {
         *first = (uint64_t)x->integer;
+        r->fence_next = *first + count;
+        r->fence_next_known = true;
         if (r->replicas) {
             redisReply *y = rep[1];
             if (y->type != REDIS_REPLY_INTEGER || y->integer < (long long)r->replicas)

@@ -25,6 +25,9 @@ typedef struct rds_cur {
     rid start;         /* else at this id (inclusive) */
     redisReply *page;  /* the last XRANGE answer (owned), entries from idx on unread */
     size_t idx;
+    uint64_t page_next; /* K:next read right after the page (UINT64_MAX: absent):
+                           every entry the script wrote has a smaller pos */
+    char why[224];     /* the reason of an entry's error, naming the entry */
     unsigned count;    /* entries asked per page: RDS_PAGE, divided by 8 after a
                           failed fetch (a page of large records over a slow link
                           must not time out forever), doubled after a good one */
@@ -267,15 +270,17 @@ static int fetch(rds_cur *c, bool *have_next, uint64_t *next, bool *sealed, uint
     const char *argv[] = {"XRANGE", r->keys[K_STREAM], start, "+", "COUNT", cnt};
     size_t lens[] = {6, r->klen[K_STREAM], strlen(start), 1, 5, strlen(cnt)};
     rds_buf_cmd(&r->out, 6, argv, lens);
-    redisReply *rep[2];
-    int rc = rds_conn_call(&r->conn, &r->out, 2, rep, w);
+    rds_buf_cmd(&r->out, 2, (const char *const[]){"GET", r->keys[K_NEXT]},
+                (const size_t[]){3, r->klen[K_NEXT]});
+    redisReply *rep[3];
+    int rc = rds_conn_call(&r->conn, &r->out, 3, rep, w);
     if (rc) {
         c->count = c->count > 8 ? c->count / 8 : 1;
         return rc;
     }
     if (c->count < RDS_PAGE)
         c->count = c->count * 2 < RDS_PAGE ? c->count * 2 : RDS_PAGE;
-    for (int i = 0; i < 2 && !rc; i++)
+    for (int i = 0; i < 3 && !rc; i++)
         if (rds_is_err(rep[i]))
             rc = rds_map_err(rep[i], w);
     if (!rc && (rep[0]->type != REDIS_REPLY_ARRAY || rep[0]->elements != 3 ||
@@ -301,12 +306,20 @@ static int fetch(rds_cur *c, bool *have_next, uint64_t *next, bool *sealed, uint
         if (rds_parse_u64(sl->str, sl->len, seal) != 0)
             rc = rds_fail(w, DLS_ERR_REDIS_TYPE, 0, "the medium's sealed key is not a decimal position");
     }
+    /* K:next after the page: an entry whose pos is not below it was not
+     * written by the append script (a script runs whole, so every pos it
+     * assigned before the XRANGE is below K:next after it) */
+    uint64_t after = UINT64_MAX;
+    if (!rc && rep[2]->type == REDIS_REPLY_STRING &&
+        rds_parse_u64(rep[2]->str, rep[2]->len, &after) != 0)
+        rc = rds_fail(w, DLS_ERR_REDIS_TYPE, 0, "the medium's next key is not a decimal position");
     if (!rc) {
         c->page = rep[1];
+        c->page_next = after;
         c->idx = 0;
         rep[1] = NULL;
     }
-    rds_free_replies(rep, 2);
+    rds_free_replies(rep, 3);
     return rc;
 }
 
@@ -331,6 +344,26 @@ static dls_next gap_to(rds_cur *c, uint64_t to, dls_record *rec)
     return DLS_NEXT_GAP;
 }
 
+/* A bad entry (issue 12 item 9: an XADD by hand, a tampered K:next): the
+ * cursor answers transport-error at its position, and w->reason names the
+ * entry's id, so that an operator can look at it and XDEL it. The page is
+ * dropped, so that the next call reads Redis again (and goes on once the
+ * entry is gone); the cursor's position does not move. */
+static dls_next entry_error(rds_cur *c, const redisReply *e, const char *reason,
+                            dls_record *rec, dls_where *w)
+{
+    const redisReply *id = e && e->type == REDIS_REPLY_ARRAY && e->elements > 0
+                               ? e->element[0] : NULL;
+    bool named = id && id->type == REDIS_REPLY_STRING && id->len <= 48;
+    snprintf(c->why, sizeof c->why, "stream entry %.*s: %s", named ? (int)id->len : 1,
+             named ? id->str : "?", reason ? reason : "malformed");
+    if (w)
+        w->reason = c->why;
+    freeReplyObject(c->page);
+    c->page = NULL;
+    return cur_error(c, rec, w);
+}
+
 static dls_next next_locked(rds_cur *c, dls_record *rec, dls_where *w)
 {
     rds *r = c->r;
@@ -341,8 +374,16 @@ static dls_next next_locked(rds_cur *c, dls_record *rec, dls_where *w)
     for (;;) {
         if (c->page && c->idx < c->page->elements) {
             rds_ent e;
-            if (parse_entry(c->page->element[c->idx], &e, w) != 0)
-                return cur_error(c, rec, w);
+            const redisReply *raw = c->page->element[c->idx];
+            dls_where pw = {0};
+            if (parse_entry(raw, &e, &pw) != 0)
+                return entry_error(c, raw, pw.reason, rec, w);
+            if (e.pos >= c->page_next)
+                return entry_error(c, raw,
+                                   "its pos was never assigned by the append script (it is "
+                                   "not below the medium's :next): an XADD by hand, or a "
+                                   ":next set back?",
+                                   rec, w);
             if (e.pos < c->pos && c->seeking && dls_record_is_seal(e.rec, e.n)) {
                 /* the walk to `from` meets the seal: the medium ends there
                  * (the dispatcher answers END at the seal's position) */
@@ -353,10 +394,11 @@ static dls_next next_locked(rds_cur *c, dls_record *rec, dls_where *w)
                 return DLS_NEXT_OK;
             }
             if (e.pos < c->pos) {
-                if (!c->seeking) {
-                    rds_fail(w, 0, 0, "an entry's position is below the cursor's (positions reused?)");
-                    return cur_error(c, rec, w);
-                }
+                if (!c->seeking)
+                    return entry_error(c, raw,
+                                       "its pos is below the cursor's (positions reused: an XADD "
+                                       "by hand, or a :next set back?)",
+                                       rec, w);
                 c->idx++;
                 c->start_min = false;
                 c->start = rid_succ(e.id);

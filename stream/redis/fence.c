@@ -18,17 +18,20 @@
 
 #include "stream/redis/handle.h"
 
-/* KEYS: id, writer. ARGV: the medium id (hex), the token. Answers 1 when
- * the fence was taken, 0 when this token held it already; DLSNOID/DLSID as
- * the append script; DLSFENCED when another token holds it. */
+/* KEYS: id, writer, next. ARGV: the medium id (hex), the token. Answers
+ * K:next once the fence is taken; DLSNOID/DLSID as the append script;
+ * DLSFENCED when a token holds it already; DLSNEXT when K:next is missing or
+ * not decimal. */
 const char rds_fence_lua[] =
     "local v = redis.call('MGET', KEYS[1], KEYS[2])\n"
     "if not v[1] then return redis.error_reply('DLSNOID the medium id key is missing') end\n"
     "if v[1] ~= ARGV[1] then return redis.error_reply('DLSID the medium id differs') end\n"
-    "if v[2] == ARGV[2] then return 0 end\n"
     "if v[2] then return redis.error_reply('DLSFENCED another writer holds the medium') end\n"
+    "local nx = redis.call('GET', KEYS[3])\n"
+    "if not nx or not string.match(nx, '^%d+$') then\n"
+    "  return redis.error_reply('DLSNEXT the medium next key is missing or not decimal') end\n"
     "redis.call('SET', KEYS[2], ARGV[2])\n"
-    "return 1\n";
+    "return nx\n";
 
 /* KEYS: writer. ARGV: the token. Clears the fence only if it is ours. */
 const char rds_unfence_lua[] =
@@ -105,7 +108,7 @@ static int fence_locked(rds *r, dls_where *w)
         return rds_fail(w, DLS_ERR_SODIUM, 0, "libsodium failed to initialise");
     make_token(r);
     redisReply *x;
-    rc = eval(r, rds_fence_lua, rds_fence_lua_len, 2, (const int[]){K_ID, K_WRITER}, 2,
+    rc = eval(r, rds_fence_lua, rds_fence_lua_len, 3, (const int[]){K_ID, K_WRITER, K_NEXT}, 2,
               (const char *const[]){r->idhex, r->token}, (const size_t[]){32, r->token_len},
               &x, w);
     if (rc) {
@@ -118,8 +121,11 @@ static int fence_locked(rds *r, dls_where *w)
                       "which; once that writer is gone for good, DEL it)");
     else if (rds_is_err(x))
         rc = rds_map_err(x, w);
-    else if (x->type != REDIS_REPLY_INTEGER)
+    else if (x->type != REDIS_REPLY_STRING ||
+             rds_parse_u64(x->str, x->len, &r->fence_next) != 0)
         rc = rds_fail(w, DLS_ERR_TRANSPORT, 0, "the fence script answered something unexpected");
+    else
+        r->fence_next_known = true;
     freeReplyObject(x);
     if (rc)
         r->token_len = 0;

@@ -56,6 +56,8 @@ typedef struct rds {
     bool have_sha;
     char token[RDS_TOKEN_MAX]; /* the writer token this handle set in K:writer */
     size_t token_len;          /* 0: the handle holds no fence */
+    uint64_t fence_next;       /* with a fence: where this one writer left K:next */
+    bool fence_next_known;     /* false after an append whose outcome is unknown */
 } rds;
 
 /* The medium_impl.h operations of a Redis medium (redis.c). */

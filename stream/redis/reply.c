@@ -48,6 +48,18 @@ int rds_map_err(const redisReply *x, dls_where *w)
         return rds_fail(w, DLS_ERR_LOCKED, 0,
                         "another writer holds the medium's <key>:writer fence (or this "
                         "writer's fence was cleared)");
+    if (rds_err_starts(x, "DLSNEXT"))
+        return rds_fail(w, DLS_ERR_CORRUPT, 0,
+                        "the medium's :next key is missing, not decimal or not above the last "
+                        "entry's pos (tampered?): appends would reuse positions");
+    if (rds_err_starts(x, "DLSENTRY"))
+        return rds_fail(w, DLS_ERR_CORRUPT, 0,
+                        "the stream's last entry has no decimal pos (an XADD by hand?): "
+                        "a reader names it; XDEL it");
+    if (rds_err_starts(x, "DLSLOST"))
+        return rds_fail(w, DLS_ERR_CORRUPT, 0,
+                        "the medium's :next is not where its one writer left it: records it "
+                        "appended are gone (a failover to a replica that lacked them, a restore?)");
     if (rds_err_starts(x, "DLSEXISTS"))
         return rds_fail(w, DLS_ERR_EXISTS, 0, "a medium (or one of its keys) exists at this key");
     if (rds_err_has(x, "WRONGTYPE"))
