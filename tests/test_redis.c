@@ -1682,6 +1682,39 @@ static bool file_has(const char *dir, const char *name, const char *needle)
     return yes;
 }
 
+/* Issue 12 item 9, as an operator sees it: `daolease dump` of a Redis
+ * medium with a bogus entry exits non-zero at the entry's position, naming
+ * the entry's id (cli.md dump: a transport-error ends the dump). */
+static void test_dump_names_bogus_entry(void **state)
+{
+    (void)state;
+    NEED_SERVER();
+    if (!getenv("DAOLEASE_BIN")) {
+        skip();
+        return;
+    }
+    char key[64], url[160];
+    fresh(key, url, "dump-bogus");
+    dls_medium *m = create(url, 0);
+    append_n(m, 1, 0, 1);
+    redisReply *x = adm("XADD %s * hello world", key);
+    char bad[64];
+    snprintf(bad, sizeof bad, "%s", x->str);
+    freeReplyObject(x);
+    char dir[64] = "/tmp/dls-redis-dump-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    const char *args[] = {"dump", url, NULL};
+    assert_int_not_equal(cli_wait(cli_start(dir, "dump", args), 10000), 0);
+    assert_true(file_has(dir, "dump.err", bad));
+    assert_true(file_has(dir, "dump.err", "position 1"));
+    adm0("XDEL %s %s", key, bad);
+    assert_int_equal(cli_wait(cli_start(dir, "dump", args), 10000), 0);
+    dls_medium_del(m);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
 /* Issue 12 item 8; stream-format.md rev 4 ("a Redis journal is fenced by
  * <key>:writer"), judge.md rev 4 Assembly: `daolease judge` runs on a Redis
  * journal as docs/redis.md configures it (it refused before: "needs
@@ -2333,6 +2366,7 @@ int main(void)
         cmocka_unit_test(test_writer_fence),
         cmocka_unit_test(test_failover_loses_acked_append),
         cmocka_unit_test(test_judge_cli_two_machines),
+        cmocka_unit_test(test_dump_names_bogus_entry),
         cmocka_unit_test(test_judge_file_journal_holders_on_redis),
         cmocka_unit_test(test_judge_redis_journal_holders_on_redis),
         cmocka_unit_test(test_judge_reports_bogus_entry),
