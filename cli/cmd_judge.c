@@ -112,7 +112,8 @@ static int assemble(struct judge_proc *p)
     dls_where w = {0};
     rc = dls_judge_new(&p->judge, &s, &cb, p, &w);
     if (rc)
-        dls_cli_error("judge", "%s: %s", p->cfg.journal, w.reason ? w.reason : dls_strerror(rc));
+        dls_cli_error("judge", "%s: %s", dls_medium_name(p->journal),
+                      w.reason ? w.reason : dls_strerror(rc));
     return rc;
 }
 
@@ -188,7 +189,7 @@ static int loop(struct judge_proc *p, uint64_t max_passes)
         dls_judge_pass_result r;
         int rc = dls_judge_pass(p->judge, &r);
         if (rc) {
-            dls_cli_error("judge", "%s: pass: %s", p->cfg.journal, dls_strerror(rc));
+            dls_cli_error("judge", "%s: pass: %s", dls_medium_name(p->journal), dls_strerror(rc));
             if (dls_err_is_fatal(rc) || rc == DLS_ERR_TICKS_ENDED)
                 return DLS_EXIT_FAIL;
         }

@@ -1682,6 +1682,19 @@ static bool file_has(const char *dir, const char *name, const char *needle)
     return yes;
 }
 
+static bool strstr_file(const char *dir, const char *name, const char *needle)
+{
+    char path[256];
+    size_t n;
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    char *s = slurp(path, &n);
+    bool yes = s && strstr(s, needle);
+    if (yes)
+        fprintf(stderr, "%s: must not hold \"%s\": %s\n", path, needle, s);
+    free(s);
+    return yes;
+}
+
 /* Issue 12 item 9, as an operator sees it: `daolease dump` of a Redis
  * medium with a bogus entry exits non-zero at the entry's position, naming
  * the entry's id (cli.md dump: a transport-error ends the dump). */
@@ -1754,19 +1767,24 @@ static void test_judge_cli_two_machines(void **state)
     free(secret);
     free(ring);
 
+    /* the judge's ACL user of docs/redis.md; its password must never show */
     unsigned no = ++g_keyno;
-    char jkey[64], jurl[200], murl[200], cfg[800];
+    char jkey[64], jurl[200], murl[200], cfg[800], pat[64];
     snprintf(jkey, sizeof jkey, "{t%u-judge}/journal", no);
+    snprintf(pat, sizeof pat, "{t%u-agent-*}", no);
     snprintf(jurl, sizeof jurl, "redis://127.0.0.1:%d/%s", g_aof.port, jkey);
     snprintf(murl, sizeof murl, "redis://127.0.0.1:%d/{t%u-agent-1}", g_aof.port, no);
     dls_medium_del(create(jurl, 0)); /* created once, before the first run */
     dls_medium_del(create(murl, 0));
+    aof0(JUDGE_ACL, "arbiter-cli", "JOURNAL-SECRET-42", pat, pat, jkey, jkey);
+    const char *cred = "arbiter-cli:JOURNAL-SECRET-42@";
     int cn = snprintf(cfg, sizeof cfg,
                       "{\"party\": \"arbiter\", \"key\": \"arbiter.secret\", \"keyring\": "
-                      "\"keyring\", \"journal\": \"%s?sync=data\", \"media\": [\"%s\"], "
+                      "\"keyring\", \"journal\": \"redis://%s%s?sync=data\", "
+                      "\"media\": [\"redis://%s%s\"], "
                       "\"tolerance\": {\"ms\": 250}, \"cadence\": {\"ms\": 50}, "
                       "\"duration\": {\"s\": 3}}\n",
-                      jurl, murl);
+                      cred, jurl + 8, cred, murl + 8);
     put(a, "judge.json", cfg, (size_t)cn, 0600);
     put(b, "judge.json", cfg, (size_t)cn, 0600);
     char wkey[96];
@@ -1784,6 +1802,8 @@ static void test_judge_cli_two_machines(void **state)
     pid_t jb = cli_start(b, "judge-1", three);
     assert_int_not_equal(cli_wait(jb, 10000), 0);
     assert_true(file_has(b, "judge-1.err", ":writer fence"));
+    assert_true(file_has(b, "judge-1.err", jurl)); /* named without credentials */
+    assert_false(strstr_file(b, "judge-1.err", "SECRET"));
     assert_int_equal(restarts(jurl, kr), 1);
     assert_int_equal(waitpid(ja, NULL, WNOHANG), 0); /* A still runs */
 
@@ -1814,6 +1834,20 @@ static void test_judge_cli_two_machines(void **state)
     ja = cli_start(a, "judge-3", three);
     assert_int_equal(cli_wait(ja, 10000), 0);
     assert_int_equal(restarts(jurl, kr), 4);
+
+    /* a wrong password: refused, and the message shows no password either */
+    char bad[800];
+    cn = snprintf(bad, sizeof bad,
+                  "{\"party\": \"arbiter\", \"key\": \"arbiter.secret\", \"keyring\": "
+                  "\"keyring\", \"journal\": \"redis://arbiter-cli:WRONG-SECRET-43@%s"
+                  "?sync=data\", \"media\": [\"%s\"]}\n",
+                  jurl + 8, murl);
+    put(a, "judge.json", bad, (size_t)cn, 0600);
+    ja = cli_start(a, "judge-4", three);
+    assert_int_not_equal(cli_wait(ja, 10000), 0);
+    assert_true(file_has(a, "judge-4.err", "AUTH"));
+    assert_false(strstr_file(a, "judge-4.err", "SECRET"));
+    aof0("ACL DELUSER arbiter-cli");
 
     dls_keyring_del(kr);
     char cmd[200];
