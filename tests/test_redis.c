@@ -2375,6 +2375,73 @@ static void test_judge_fence_library(void **state)
     dls_secret_del(grantor);
 }
 
+/* Issue 12 item 9 through `daolease judge`: a bogus entry on an agent's
+ * Redis medium does not stop the judge (it runs its passes and exits 0);
+ * each pass mark lists the medium in `errors` at the entry's position; the
+ * status line (JSON off a terminal) counts the transport errors where it
+ * shows them (issue 12 item 13 adds "transport_errors" to it). */
+static void test_judge_cli_reports_bogus_entry(void **state)
+{
+    (void)state;
+    NEED_SERVER();
+    if (!getenv("DAOLEASE_BIN")) {
+        skip();
+        return;
+    }
+    char dir[64] = "/tmp/dls-redis-cli-bogus-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    const char *kg[] = {"keygen", "arbiter", NULL};
+    assert_int_equal(cli_wait(cli_start(dir, "keygen", kg), 10000), 0);
+    size_t n;
+    char path[256];
+    snprintf(path, sizeof path, "%s/keygen.out", dir);
+    char *ring = slurp(path, &n);
+    assert_non_null(ring);
+    put(dir, "keyring", ring, n, 0644);
+    dls_keyring *kr;
+    dls_where w = {0};
+    assert_int_equal(dls_keyring_parse(&kr, ring, n, &w), 0);
+    free(ring);
+    unsigned no = ++g_keyno;
+    char jurl[200], murl[200], mkey[64], cfg[800];
+    snprintf(jurl, sizeof jurl, "redis://127.0.0.1:%d/t%u-cli-journal", g_aof.port, no);
+    snprintf(mkey, sizeof mkey, "t%u-cli-agent", no);
+    snprintf(murl, sizeof murl, "redis://127.0.0.1:%d/%s", g_aof.port, mkey);
+    dls_medium_del(create(jurl, 0));
+    dls_medium *agent = create(murl, 0);
+    redisReply *x = aofq("XADD %s * hello world", mkey);
+    freeReplyObject(x);
+    int cn = snprintf(cfg, sizeof cfg,
+                      "{\"party\": \"arbiter\", \"key\": \"arbiter.secret\", \"keyring\": "
+                      "\"keyring\", \"journal\": \"%s?sync=data\", \"media\": [\"%s\"], "
+                      "\"cadence\": {\"ms\": 50}}\n",
+                      jurl, murl);
+    put(dir, "judge.json", cfg, (size_t)cn, 0600);
+    const char *args[] = {"judge", "--config", "judge.json", "--passes", "3", NULL};
+    assert_int_equal(cli_wait(cli_start(dir, "judge", args), 20000), 0);
+
+    dls_medium *journal;
+    assert_int_equal(dls_redis_open(&journal, jurl, DLS_OPEN_READ, NULL, &w), 0);
+    dls_mark_pos e;
+    assert_int_equal(last_mark_errors(journal, kr, &e), 1);
+    assert_memory_equal(e.medium, dls_medium_id(agent), DLS_MEDIUM_ID_LEN);
+    assert_int_equal(e.position, 0);
+    snprintf(path, sizeof path, "%s/judge.out", dir);
+    char *out = slurp(path, &n);
+    assert_non_null(out);
+    assert_non_null(strstr(out, "\"status\": true"));
+    const char *te = strstr(out, "\"transport_errors\": ");
+    if (te) /* where the status line shows them, it counts this medium */
+        assert_true(strtoull(te + strlen("\"transport_errors\": "), NULL, 10) > 0);
+    free(out);
+    dls_medium_del(journal);
+    dls_medium_del(agent);
+    dls_keyring_del(kr);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -2405,6 +2472,7 @@ int main(void)
         cmocka_unit_test(test_judge_redis_journal_holders_on_redis),
         cmocka_unit_test(test_judge_reports_bogus_entry),
         cmocka_unit_test(test_judge_fence_library),
+        cmocka_unit_test(test_judge_cli_reports_bogus_entry),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
