@@ -105,9 +105,10 @@ typedef struct dls_judge_medium {
  *   journal_lock_path NULL   the file locked (OFD lock, exclusive, for the
  *                            judge's lifetime) so that one judge at a time
  *                            holds the journal; NULL: "<journal path>.lock"
- *                            for a file journal; a Redis journal is fenced
- *                            by <key>:writer (dls_redis_fence) instead;
- *                            required for other kinds.
+ *                            for a file journal; a journal of the Redis
+ *                            backend is fenced by <key>:writer
+ *                            (dls_redis_fence) instead; required for
+ *                            other kinds.
  *   ticks, nticks     NULL,0 required: one or more tick sources.
  *   media, nmedia     NULL,0 the lease-fact media (0 … 1024), assembly order.
  *   tolerance_ns      unset  required (may be 0): covers flight and skew.

@@ -127,6 +127,11 @@ DLS_EXPORT int dls_redis_create(dls_medium **out, const char *url,
 DLS_EXPORT int dls_redis_open(dls_medium **out, const char *url, dls_open_mode mode,
                               const dls_redis_settings *s, dls_where *w);
 
+/* True when m is a medium of this Redis backend (made by dls_redis_create
+ * or dls_redis_open), which dls_redis_fence can fence; false for every
+ * other medium, whatever kind it declares, and for NULL. */
+DLS_EXPORT bool dls_redis_is_medium(dls_medium *m);
+
 /* Makes this handle the one writer of the medium (stream-format.md rev 4:
  * "a Redis journal is fenced by <key>:writer"; the judge calls it on a
  * Redis journal at assembly). Sets K:writer to a fresh token — 32 random hex

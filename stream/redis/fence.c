@@ -132,6 +132,11 @@ static int fence_locked(rds *r, dls_where *w)
     return rc;
 }
 
+bool dls_redis_is_medium(dls_medium *m)
+{
+    return m && dls_medium_impl(m, &rds_ops) != NULL;
+}
+
 int dls_redis_fence(dls_medium *m, dls_where *w)
 {
     rds *r = m ? dls_medium_impl(m, &rds_ops) : NULL;
