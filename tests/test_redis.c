@@ -1735,7 +1735,9 @@ static void test_dump_names_bogus_entry(void **state)
  * each in its own working directory with its own copy of the grantor's key
  * and configuration, sharing nothing but Redis — never both write: the
  * second is refused while the first runs, takes over once the first exits
- * cleanly, and after a kill -9 only once an operator cleared the fence. */
+ * cleanly, and after a kill -9 only once an operator cleared the fence;
+ * started at the same moment, exactly one runs and writes. The judge's ACL
+ * user of docs/redis.md is used, and its password never shows. */
 static void test_judge_cli_two_machines(void **state)
 {
     (void)state;
@@ -1834,6 +1836,24 @@ static void test_judge_cli_two_machines(void **state)
     ja = cli_start(a, "judge-3", three);
     assert_int_equal(cli_wait(ja, 10000), 0);
     assert_int_equal(restarts(jurl, kr), 4);
+
+    /* both machines start their judge at once: one runs, one is refused */
+    pid_t both[2] = {cli_start(a, "judge-5", run), cli_start(b, "judge-5", run)};
+    for (int i = 0; i < 1000 && restarts(jurl, kr) < 5; i++)
+        sleep_ms(10);
+    int refused = -1;
+    for (int i = 0; i < 1000 && refused < 0; i++, sleep_ms(10))
+        for (int k = 0; k < 2; k++)
+            if (waitpid(both[k], NULL, WNOHANG) == both[k])
+                refused = k;
+    assert_true(refused >= 0);
+    sleep_ms(300);
+    assert_int_equal(waitpid(both[1 - refused], NULL, WNOHANG), 0); /* the other runs */
+    assert_true(file_has(refused ? b : a, "judge-5.err", ":writer fence"));
+    assert_int_equal(restarts(jurl, kr), 5); /* exactly one wrote */
+    kill(both[1 - refused], SIGTERM);
+    assert_int_equal(cli_wait(both[1 - refused], 10000), 0);
+    assert_int_equal(aof_int("EXISTS %s", wkey), 0);
 
     /* a wrong password: refused, and the message shows no password either */
     char bad[800];
