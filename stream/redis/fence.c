@@ -112,7 +112,9 @@ static int fence_locked(rds *r, dls_where *w)
               (const char *const[]){r->idhex, r->token}, (const size_t[]){32, r->token_len},
               &x, w);
     if (rc) {
-        r->token_len = 0;
+        /* the server may have set K:writer before the answer was lost:
+         * clear it now if we can, or it would lock everyone out */
+        rds_fence_release(r);
         return rc;
     }
     if (rds_err_starts(x, "DLSFENCED"))
