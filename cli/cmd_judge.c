@@ -295,11 +295,11 @@ static int assemble(struct judge_proc *p)
     dls_where w = {0};
     rc = dls_judge_new(&p->judge, &s, &cb, p, &w);
     if (rc == DLS_ERR_JOURNAL_SHORT)
-        dls_cli_error("judge", "%s: refused: %s (medium %s)", p->cfg.journal,
+        dls_cli_error("judge", "%s: refused: %s (medium %s)", dls_medium_name(p->journal),
                       w.reason ? w.reason : dls_strerror(rc),
                       w.offset < p->cfg.n_media ? p->cfg.media[w.offset].where : "?");
     else if (rc)
-        dls_cli_error("judge", "%s: %s", p->cfg.journal, w.reason ? w.reason : dls_strerror(rc));
+        dls_cli_error("judge", "%s: %s", dls_medium_name(p->journal), w.reason ? w.reason : dls_strerror(rc));
     if (!rc && p->o->inventory)
         rc = lost_ledger(p);
     return rc;
@@ -383,7 +383,7 @@ static int loop(struct judge_proc *p, uint64_t max_passes)
         dls_judge_pass_result r;
         int rc = dls_judge_pass(p->judge, &r);
         if (rc) {
-            dls_cli_error("judge", "%s: pass: %s", p->cfg.journal, dls_strerror(rc));
+            dls_cli_error("judge", "%s: pass: %s", dls_medium_name(p->journal), dls_strerror(rc));
             if (dls_err_is_fatal(rc) || rc == DLS_ERR_TICKS_ENDED)
                 return DLS_EXIT_FAIL;
         }

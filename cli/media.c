@@ -20,8 +20,26 @@ dls_sync dls_cli_sync(const char *name)
     return DLS_SYNC_DATA;
 }
 
+/* `where` as messages show it: a redis:// URL without its user and password
+ * (docs/redis.md: the password never appears in messages). */
+static const char *shown(const char *where, char *buf, size_t n)
+{
+    if (strncmp(where, "redis://", 8) != 0)
+        return where;
+    const char *a = where + 8, *slash = strchr(a, '/'), *at = NULL;
+    for (const char *p = a; *p && (!slash || p < slash); p++)
+        if (*p == '@')
+            at = p;
+    if (!at)
+        return where;
+    snprintf(buf, n, "redis://%s", at + 1);
+    return buf;
+}
+
 static int report(const char *sub, const char *where, int rc, const dls_where *w)
 {
+    char buf[1024];
+    where = shown(where, buf, sizeof buf);
     bool at = rc == DLS_ERR_CORRUPT || rc == DLS_ERR_HEADER || rc == DLS_ERR_RECORD;
     if (w->reason && !at)
         dls_cli_error(sub, "%s: %s (%s)", where, w->reason, dls_strerror(rc));

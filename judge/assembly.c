@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "daolease/redis.h"
 #include "judge/internal.h"
 
 /* ---- settings ---------------------------------------------------------------- */
@@ -56,7 +57,8 @@ static int check_journal(const dls_judge_settings *s, dls_where *w)
     if (dls_medium_sync(s->journal) == DLS_SYNC_NONE)
         return refuse(w, DLS_ERR_JOURNAL_SYNC, 0,
                       "the journal must be opened with sync data or group, not none");
-    if (dls_medium_kind_of(s->journal) != DLS_MEDIUM_FILE && !s->journal_lock_path)
+    if (dls_medium_kind_of(s->journal) != DLS_MEDIUM_FILE && !dls_redis_is_medium(s->journal) &&
+        !s->journal_lock_path)
         return refuse(w, DLS_ERR_CONFIG, 0,
                       "a journal that is not a file needs journal_lock_path (one judge at a time)");
     return 0;
@@ -214,6 +216,12 @@ static int copy_assembly(dls_judge *j, const dls_judge_settings *s)
 
 static int take_lock(dls_judge *j, const dls_judge_settings *s, dls_where *w)
 {
+    /* stream-format.md rev 4: a Redis journal is fenced by <key>:writer */
+    if (dls_redis_is_medium(s->journal)) {
+        int rc = dls_redis_fence(s->journal, w);
+        if (rc || !s->journal_lock_path)
+            return rc;
+    }
     if (s->journal_lock_path)
         return jj_lock(j, s->journal_lock_path, w);
     return jj_lock_journal(j, dls_medium_name(s->journal), w);

@@ -108,7 +108,9 @@ typedef struct dls_judge_medium {
  *                            a time holds it through whatever path it was
  *                            opened by (a symlink, a hard link). Else this
  *                            file is locked instead (OFD lock, exclusive):
- *                            required for journals that are not files.
+ *                            required for journals that are neither files
+ *                            nor on Redis. A journal of the Redis backend
+ *                            is fenced by <key>:writer (dls_redis_fence).
  *   ticks, nticks     NULL,0 required: one or more tick sources.
  *   media, nmedia     NULL,0 the lease-fact media (0 … 1024), assembly order.
  *   tolerance_ns      unset  required (may be 0): covers flight and skew.
@@ -281,8 +283,10 @@ typedef struct dls_judge dls_judge;
  *   DLS_ERR_RETENTION       a journal that does not retain everything, or a
  *                           medium neither retaining everything nor evict-oldest
  *   DLS_ERR_JOURNAL_SYNC    a journal opened with sync `none`
- *   DLS_ERR_JOURNAL_LOCKED  another judge holds the journal's lock
- *   DLS_ERR_CONFIG          a non-file journal without journal_lock_path;
+ *   DLS_ERR_JOURNAL_LOCKED  another judge holds the journal's lock (or, for
+ *                           a Redis journal, its <key>:writer fence)
+ *   DLS_ERR_CONFIG          a journal neither a file nor on Redis without
+ *                           journal_lock_path;
  *                           tolerance or cadence unset; cadence 0; invalid
  *                           durations (default 0, min > max)
  *   DLS_ERR_NO_TICKS        no tick source, or one without medium/adapter/basis

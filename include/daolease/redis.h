@@ -12,6 +12,8 @@
  *   K:id       the medium id, 32 lower-case hex characters
  *   K:sealed   the seal's position, once the medium is sealed
  *   K:maxlen   the declared retention bound (absent: retains everything)
+ *   K:writer   the token of the medium's one writer, when fenced
+ *              (dls_redis_fence: a judge's journal)
  * Every append goes through one Lua script that checks K:id, refuses after
  * a seal, INCRBYs K:next and XADDs the entries (with exact MAXLEN when K:maxlen
  * is set), so that positions stay dense and unique across any number of
@@ -124,6 +126,31 @@ DLS_EXPORT int dls_redis_create(dls_medium **out, const char *url,
  * 32 hex characters, or the id differs from s->id), DLS_ERR_REDIS_TYPE. */
 DLS_EXPORT int dls_redis_open(dls_medium **out, const char *url, dls_open_mode mode,
                               const dls_redis_settings *s, dls_where *w);
+
+/* True when m is a medium of this Redis backend (made by dls_redis_create
+ * or dls_redis_open), which dls_redis_fence can fence; false for every
+ * other medium, whatever kind it declares, and for NULL. */
+DLS_EXPORT bool dls_redis_is_medium(dls_medium *m);
+
+/* Makes this handle the one writer of the medium (stream-format.md rev 4:
+ * "a Redis journal is fenced by <key>:writer"; the judge calls it on a
+ * Redis journal at assembly). Sets K:writer to a fresh token — 32 random hex
+ * characters, then "host <name> pid <pid>" for an operator's GET — when
+ * K:writer is absent. Called again on a handle that fenced, it answers 0
+ * while K:writer still holds its token, else DLS_ERR_JOURNAL_LOCKED: a
+ * handle that lost its fence never takes it again (it may have missed
+ * another writer's appends).
+ * From then on the append script refuses, with DLS_ERR_LOCKED, every append
+ * whose token differs: those of every other handle (fenced or not, on any
+ * machine), and this handle's own once its fence was cleared or replaced.
+ * The fence is cleared when the handle is deleted (dls_medium_del), if
+ * K:writer still holds its token; a writer that died leaves it behind, and
+ * only an operator who made sure that writer is gone clears it (`DEL
+ * <key>:writer`; docs/redis.md). Errors: DLS_ERR_JOURNAL_LOCKED (another
+ * token holds K:writer), DLS_ERR_INVAL (m is not a Redis medium),
+ * DLS_ERR_STATE (not opened for append), DLS_ERR_MEDIUM_ID, DLS_ERR_PERM,
+ * DLS_ERR_TRANSPORT, DLS_ERR_SODIUM, DLS_ERR_CONFIG (built without Redis). */
+DLS_EXPORT int dls_redis_fence(dls_medium *m, dls_where *w);
 
 #ifdef __cplusplus
 }

@@ -16,7 +16,7 @@
 /* A parsed redis:// URL. Strings are owned (rds_url_free). */
 typedef struct rds_url {
     char *host;          /* without brackets */
-    char port[8];
+    char port[8];        /* decimal, canonical (no leading zeros): 1 … 65535 */
     char *key;           /* percent-decoded, no NUL inside */
     char *user;          /* NULL when absent */
     char *pass;          /* NULL when absent */

@@ -27,3 +27,15 @@ int dls_redis_open(dls_medium **out, const char *url, dls_open_mode mode,
     (void)s;
     return unsupported(out, w);
 }
+
+bool dls_redis_is_medium(dls_medium *m)
+{
+    (void)m;
+    return false;
+}
+
+int dls_redis_fence(dls_medium *m, dls_where *w)
+{
+    (void)m;
+    return unsupported(NULL, w);
+}

@@ -182,9 +182,18 @@ static int hostport(rds_url *u, const char *s, size_t n, size_t off, dls_where *
     }
     if (hn == 0 || hn > 253)
         return bad(w, off, "the URL has no host");
-    for (size_t i = 0; i < hn; i++)
-        if ((unsigned char)h[i] <= 0x20 || h[i] == '%' || h[i] == '@')
-            return bad(w, off + i, "invalid character in the host");
+    /* a name or IPv4 address: letters, digits, '-', '.', '_'; between
+     * brackets an IPv6 address: hex digits, ':' and '.' — so that the name
+     * written back (redis://host:port/key) parses to the same host */
+    bool v6 = h != s;
+    for (size_t i = 0; i < hn; i++) {
+        char c = h[i];
+        bool ok = (c >= '0' && c <= '9') || c == '.' ||
+                  (v6 ? (c == ':' || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'))
+                      : ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '-' || c == '_'));
+        if (!ok)
+            return bad(w, off + (size_t)(h - s) + i, "invalid character in the host");
+    }
     u->host = strndup(h, hn);
     if (!u->host)
         return DLS_ERR_NOMEM;
@@ -193,8 +202,9 @@ static int hostport(rds_url *u, const char *s, size_t n, size_t off, dls_where *
         uint64_t p;
         if (rds_parse_u64(port, pn, &p) != 0 || p == 0 || p > 65535)
             return bad(w, off + (size_t)(port - s), "the port must be 1 … 65535");
-        memcpy(u->port, port, pn);
-        u->port[pn] = '\0';
+        /* the value, not the bytes: "0000000000000006391" is port 6391
+         * and must not be copied into the 8-byte buffer (issue 12 item 10) */
+        snprintf(u->port, sizeof u->port, "%u", (unsigned)p);
     } else {
         memcpy(u->port, "6379", 5);
     }
