@@ -368,6 +368,9 @@ typedef struct dls_judge_pass_result {
     uint64_t live;
     uint64_t waiting;
     uint64_t next_due;
+    uint64_t facts;
+    uint64_t batches;
+    uint64_t behind;
 } dls_judge_pass_result;
 int dls_judge_pass(dls_judge *j, dls_judge_pass_result *r);
 int dls_judge_end(dls_judge *j, uint64_t lease);
