@@ -152,7 +152,8 @@ static int load_secret(const append_opts *o, dls_secret **s)
     if (rc) {
         const char *why = w.reason ? w.reason : dls_strerror(rc);
         if (rc == DLS_ERR_IO && w.sys_errno)
-            dls_cli_error("append", "%s: %s", o->key, strerror(w.sys_errno));
+            dls_cli_error("append", "%s: %s (%s)", o->key,
+                      w.reason ? w.reason : dls_strerror(rc), strerror(w.sys_errno));
         else if (rc == DLS_ERR_KEYRING && w.line)
             dls_cli_error("append", "%s: line %" PRIu64 ": column %" PRIu64 ": %s", o->key,
                           w.line, w.offset, why);

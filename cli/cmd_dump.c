@@ -3,7 +3,8 @@
  *
  *   daolease dump PATH [--keyring K] [--from POS] [--follow] [--json | --human]
  *
- * One row per record, read through a cursor opened for reading (no lock,
+ * One row per record (one per fact of a batch envelope, with "index" after
+ * "position": cli.md rev 4), read through a cursor opened for reading (no lock,
  * never truncates): as JSON Lines
  *   {"position":7,"kind":…,"author":…,"verified":…,"why":…,"fact":…}
  * (keys in that order, the fact through the JSON mapping), or as one
@@ -45,7 +46,8 @@ static const char usage_text[] =
     "Prints each record of the medium PATH (a stream file, a segmented\n"
     "directory or a redis://host:port/key URL), oldest first: its position, its\n"
     "kind (fact, envelope, seal, malformed), its author, whether the author is\n"
-    "verified and why not, and the fact.\n"
+    "verified and why not, and the fact. A batch envelope prints one row per\n"
+    "fact, kind batch, with its index (POS.INDEX in human output).\n"
     "\n"
     "  --keyring K  verify envelopes against the keyring file K (without it\n"
     "               every envelope shows why \"unknown-author\")\n"
@@ -54,7 +56,8 @@ static const char usage_text[] =
     "               every 100 ms) until the seal, SIGINT or SIGTERM\n"
     "  --json       one JSON object a line (cli.md's shape):\n"
     "               {\"position\":N,\"kind\":...,\"author\":...,\"verified\":...,\n"
-    "                \"why\":...,\"fact\":...}\n"
+    "                \"why\":...,\"fact\":...} (a batch's facts: \"index\":I after\n"
+    "                \"position\")\n"
     "  --human      one readable line a record\n"
     "\n"
     "Default: --human on a terminal, --json otherwise. A gap (records evicted\n"
@@ -153,6 +156,10 @@ static int json_row(dls_jbuf *b, uint64_t pos, const dls_dump_row *row, const ch
 {
     int rc = dls_jbuf_puts(b, "{\"position\":");
     rc = rc ? rc : dls_jbuf_uint(b, pos);
+    if (row->has_index) { /* a fact of a batch: (position, index), cli.md rev 4 */
+        rc = rc ? rc : dls_jbuf_puts(b, ",\"index\":");
+        rc = rc ? rc : dls_jbuf_uint(b, row->index);
+    }
     rc = rc ? rc : dls_jbuf_puts(b, ",\"kind\":");
     rc = rc ? rc : dls_jbuf_string(b, (const uint8_t *)row->kind, strlen(row->kind));
     rc = rc ? rc : dls_jbuf_puts(b, ",\"author\":");
@@ -197,8 +204,12 @@ static int pad(dls_jbuf *b, size_t from, size_t width)
 static int human_row(dls_jbuf *b, uint64_t pos, const dls_dump_row *row,
                      const uint8_t *rec, size_t n, const char *path)
 {
-    char head[48];
-    snprintf(head, sizeof head, "%6" PRIu64 "  %-9s ", pos, row->kind);
+    char head[64];
+    if (row->has_index) /* a fact of a batch: POS.INDEX, the kind one column on */
+        snprintf(head, sizeof head, "%6" PRIu64 ".%-2" PRIu32 " %-9s ", pos, row->index,
+                 row->kind);
+    else
+        snprintf(head, sizeof head, "%6" PRIu64 "  %-9s ", pos, row->kind);
     int rc = dls_jbuf_puts(b, head);
     if (!rc && !strcmp(row->kind, "seal")) {
         while (b->n && b->p[b->n - 1] == ' ')
@@ -238,22 +249,10 @@ typedef struct dumper {
     dls_jbuf line;
 } dumper;
 
-static int print_row(dumper *d, uint64_t pos, const uint8_t *rec, size_t n, bool seal)
+static int print_one(dumper *d, uint64_t pos, const dls_dump_row *rowp, const uint8_t *rec,
+                     size_t n)
 {
-    dls_dump_row row;
-    if (seal) {
-        memset(&row, 0, sizeof row);
-        row.kind = "seal";
-    } else {
-        if (!d->attrib) {
-            int rc = dls_dump_attrib_new(&d->attrib, dls_medium_id(d->m), d->kr);
-            if (rc) {
-                dls_cli_error("dump", "%s: %s", d->o->path, dls_strerror(rc));
-                return rc;
-            }
-        }
-        dls_dump_attrib_record(d->attrib, rec, n, &row);
-    }
+    const dls_dump_row row = *rowp;
     d->line.n = 0;
     if (d->line.p)
         d->line.p[0] = 0;
@@ -267,6 +266,32 @@ static int print_row(dumper *d, uint64_t pos, const uint8_t *rec, size_t n, bool
     if (fwrite(d->line.p, 1, d->line.n, stdout) != d->line.n || putchar('\n') == EOF) {
         dls_cli_error("dump", "stdout: %s", strerror(errno));
         return DLS_ERR_IO;
+    }
+    return 0;
+}
+
+/* The rows of one record: one, or one per fact of a batch (cli.md rev 4). */
+static int print_row(dumper *d, uint64_t pos, const uint8_t *rec, size_t n, bool seal)
+{
+    dls_dump_row row;
+    if (seal) {
+        memset(&row, 0, sizeof row);
+        row.kind = "seal";
+        return print_one(d, pos, &row, rec, n);
+    }
+    if (!d->attrib) {
+        int rc = dls_dump_attrib_new(&d->attrib, dls_medium_id(d->m), d->kr);
+        if (rc) {
+            dls_cli_error("dump", "%s: %s", d->o->path, dls_strerror(rc));
+            return rc;
+        }
+    }
+    dls_dump_rows rows;
+    dls_dump_attrib_rows(d->attrib, rec, n, &rows);
+    while (dls_dump_rows_next(&rows, &row)) {
+        int rc = print_one(d, pos, &row, rec, n);
+        if (rc)
+            return rc;
     }
     return 0;
 }
@@ -348,7 +373,8 @@ static int load_keyring(const char *path, dls_keyring **kr)
     if (!rc)
         return 0;
     if (rc == DLS_ERR_IO && w.sys_errno)
-        dls_cli_error("dump", "%s: %s", path, strerror(w.sys_errno));
+        dls_cli_error("dump", "%s: %s (%s)", path,
+                      w.reason ? w.reason : dls_strerror(rc), strerror(w.sys_errno));
     else if (w.line)
         dls_cli_error("dump", "%s: line %" PRIu64 ": column %" PRIu64 ": %s", path, w.line,
                       w.offset, w.reason ? w.reason : dls_strerror(rc));

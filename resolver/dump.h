@@ -25,7 +25,9 @@
 #include "daolease/attrib.h"
 
 typedef struct dls_dump_row {
-    const char *kind;    /* "envelope" | "fact" | "seal" | "malformed" */
+    const char *kind;    /* "envelope" | "fact" | "seal" | "malformed" | "batch" */
+    bool has_index;      /* a fact of a batch: "index" follows "position" */
+    uint32_t index;
     bool has_author;     /* false: JSON null */
     dls_bytes author;    /* borrowed from the record */
     bool verified;
@@ -42,7 +44,26 @@ int dls_dump_attrib_new(dls_dump_attrib **out, const uint8_t medium_id[DLS_MEDIU
                         dls_keyring *kr);
 void dls_dump_attrib_del(dls_dump_attrib *d);
 
-/* Fills *row for one record payload. Never allocates. */
+/* The rows of one record (cli.md rev 4): one row, except for a
+ * well-formed batch envelope, which gives one row per fact — kind "batch",
+ * its index, the batch's author, verified and why (one verification for
+ * the whole batch), the fact when it is one complete msgpack value, else
+ * null. A malformed batch is one row of kind "envelope", why "malformed",
+ * fact null. Plain data borrowing from the record and from d. */
+typedef struct dls_dump_rows {
+    dls_dump_row first;  /* the row of a non-batch record */
+    bool batch, done;
+    dls_facts it;        /* a batch's facts, as carried */
+} dls_dump_rows;
+
+/* Starts the rows of one record payload. Never allocates. */
+void dls_dump_attrib_rows(dls_dump_attrib *d, const uint8_t *rec, size_t n,
+                          dls_dump_rows *rows);
+
+/* The next row; false when all were given. */
+bool dls_dump_rows_next(dls_dump_rows *rows, dls_dump_row *row);
+
+/* Fills *row with the first row of one record payload. Never allocates. */
 void dls_dump_attrib_record(dls_dump_attrib *d, const uint8_t *rec, size_t n,
                             dls_dump_row *row);
 

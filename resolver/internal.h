@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <sodium.h>
+
 #include "daolease/attrib.h"
 
 /* ---- keyring-line grammar (keyring files and secret key files) ---------- */
@@ -53,19 +55,44 @@ int dls_read_secret_file(const char *path, size_t max, uint8_t **buf, size_t *n,
 
 /* An envelope or other record, decoded without verifying. */
 typedef struct dls_env {
-    dls_record_kind kind;
-    bool ok;            /* an envelope that is well-formed */
+    dls_record_kind kind;  /* DLS_REC_BATCH only for a well-formed batch */
+    bool ok;            /* an envelope (single or batch) that is well-formed */
     bool mac;           /* its tag is a mac (else a sig) */
     dls_bytes author;   /* claimed (set when present once with the right type) */
-    dls_bytes fact;     /* inner fact (envelope) or the record (bare fact) */
+    dls_bytes fact;     /* inner fact (envelope) or the record (bare fact);
+                           empty for any map carrying "dao.env/facts" */
     dls_bytes tag;      /* 64-byte sig or 32-byte mac */
+    dls_bytes elems;    /* batch: the array's elements (bin items, back to back) */
+    uint32_t count;     /* batch: number of elements */
+    size_t fact_bytes;  /* batch: sum of the elements' payload lengths */
 } dls_env;
 
 void dls_env_parse(const uint8_t *rec, size_t n, dls_env *e);
 
+/* Facts a parsed record carries (1 for a bare fact or a well-formed single
+ * envelope, count for a batch, else 0), and an iterator over them. */
+uint32_t dls_env_count(const dls_env *e);
+void dls_env_facts(const dls_env *e, dls_facts *it);
+
 /* Walks one complete msgpack value at p[off] with no depth limit (only a
  * count of values still to read). 0 and *end, or DLS_ERR_MSGPACK. */
 int dls_mp_skip_any(const uint8_t *p, size_t n, size_t off, size_t *end);
+
+/* ---- keyring: the verifier's view --------------------------------------- */
+
+/* One key as a verifier needs it: kind, key bytes and, for a MAC key, the
+ * HMAC-SHA-512-256 state after absorbing the key (inner and outer pads),
+ * precomputed once when the key is added (issue 13 item 4): a verify copies
+ * it and hashes M only. All borrowed from the keyring's arenas. */
+typedef struct dls_key_ref {
+    dls_key_kind kind;
+    const uint8_t *key;
+    const crypto_auth_hmacsha512256_state *mac_state; /* NULL for Ed25519 */
+} dls_key_ref;
+
+/* 0 and *ref, or DLS_ERR_NOTFOUND. */
+int dls_keyring_find(const dls_keyring *kr, const uint8_t *name, size_t name_len,
+                     dls_key_ref *ref);
 
 /* ---- secrets ------------------------------------------------------------ */
 

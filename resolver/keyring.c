@@ -15,7 +15,10 @@ typedef struct kr_entry {
     uint8_t name[DLS_NAME_MAX];
     uint8_t name_len;
     uint8_t kind;
+    uint32_t mac_ix;  /* MAC keys: index of its precomputed state */
 } kr_entry;
+
+typedef crypto_auth_hmacsha512256_state mac_state;
 
 struct dls_keyring {
     atomic_uint refs;
@@ -23,6 +26,11 @@ struct dls_keyring {
     size_t count, cap;
     kr_entry *ents;
     uint8_t *keys;   /* sodium_malloc(cap * DLS_KEY_LEN), read-only between changes */
+    /* MAC keys' HMAC states after absorbing the key (issue 13 item 4):
+     * sodium_malloc(mac_cap * sizeof(mac_state)), read-only between changes,
+     * wiped on free like the keys they are derived from. */
+    size_t mac_count, mac_cap;
+    mac_state *states;
     dls_htab index;  /* name -> entry index */
 };
 
@@ -68,12 +76,38 @@ static int reserve(dls_keyring *kr, size_t need)
     return 0;
 }
 
+/* Makes room for one more MAC state. */
+static int reserve_mac(dls_keyring *kr)
+{
+    if (kr->mac_count < kr->mac_cap)
+        return 0;
+    size_t ncap = kr->mac_cap ? kr->mac_cap * 2 : 4;
+    if (ncap > UINT32_MAX)
+        return DLS_ERR_NOMEM;
+    mac_state *ns = sodium_malloc(ncap * sizeof *ns);
+    if (!ns)
+        return DLS_ERR_NOMEM;
+    if (kr->states) {
+        memcpy(ns, kr->states, kr->mac_count * sizeof *ns);
+        sodium_free(kr->states);
+    }
+    kr->states = ns;
+    kr->mac_cap = ncap;
+    sodium_mprotect_readonly(kr->states);
+    return 0;
+}
+
 /* Inserts one valid name; room must have been reserved. */
 static int insert(dls_keyring *kr, const uint8_t *name, size_t n, dls_key_kind kind,
                   const uint8_t *key)
 {
     uint64_t *slot;
     bool existed;
+    if (kind == DLS_KEY_MAC) {
+        int rc = reserve_mac(kr);
+        if (rc)
+            return rc;
+    }
     int rc = dls_htab_put(&kr->index, name, n, &slot, &existed);
     if (rc)
         return rc;
@@ -87,6 +121,12 @@ static int insert(dls_keyring *kr, const uint8_t *name, size_t n, dls_key_kind k
     sodium_mprotect_readwrite(kr->keys);
     memcpy(kr->keys + kr->count * DLS_KEY_LEN, key, DLS_KEY_LEN);
     sodium_mprotect_readonly(kr->keys);
+    if (kind == DLS_KEY_MAC) {
+        sodium_mprotect_readwrite(kr->states);
+        crypto_auth_hmacsha512256_init(&kr->states[kr->mac_count], key, DLS_KEY_LEN);
+        sodium_mprotect_readonly(kr->states);
+        e->mac_ix = (uint32_t)kr->mac_count++;
+    }
     kr->count++;
     return 0;
 }
@@ -189,6 +229,21 @@ int dls_keyring_lookup(const dls_keyring *kr, const uint8_t *name, size_t name_l
     return 0;
 }
 
+int dls_keyring_find(const dls_keyring *kr, const uint8_t *name, size_t name_len,
+                     dls_key_ref *ref)
+{
+    if (!kr || name_len > DLS_NAME_MAX)
+        return DLS_ERR_NOTFOUND;
+    const uint64_t *idx = dls_htab_find(&kr->index, name, name_len);
+    if (!idx)
+        return DLS_ERR_NOTFOUND;
+    const kr_entry *e = &kr->ents[*idx];
+    ref->kind = (dls_key_kind)e->kind;
+    ref->key = kr->keys + *idx * DLS_KEY_LEN;
+    ref->mac_state = e->kind == DLS_KEY_MAC ? &kr->states[e->mac_ix] : NULL;
+    return 0;
+}
+
 size_t dls_keyring_count(const dls_keyring *kr)
 {
     return kr ? kr->count : 0;
@@ -211,5 +266,7 @@ void dls_keyring_del(dls_keyring *kr)
     free(kr->ents);
     if (kr->keys)
         sodium_free(kr->keys);
+    if (kr->states)
+        sodium_free(kr->states);
     free(kr);
 }

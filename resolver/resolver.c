@@ -21,6 +21,9 @@ struct dls_resolver {
 };
 
 #define M_FIXED (DLS_SIGN_PREFIX_LEN + DLS_MEDIUM_ID_LEN)
+/* The scratch buffer holds M or M_batch (Ed25519 signs the whole message;
+ * MACs are hashed piecewise from the record and need no copy). */
+#define M_SCRATCH (DLS_MESSAGE_MAX > DLS_BATCH_MESSAGE_MAX ? DLS_MESSAGE_MAX : DLS_BATCH_MESSAGE_MAX)
 
 static int resolver_alloc(dls_resolver **out, int kind,
                           const uint8_t medium_id[DLS_MEDIUM_ID_LEN], dls_keyring *kr)
@@ -33,7 +36,7 @@ static int resolver_alloc(dls_resolver **out, int kind,
     r->kind = kind;
     memcpy(r->medium, medium_id, DLS_MEDIUM_ID_LEN);
     if (kr) {
-        r->m = malloc(DLS_MESSAGE_MAX);
+        r->m = malloc(M_SCRATCH);
         if (!r->m) {
             free(r);
             return DLS_ERR_NOMEM;
@@ -103,39 +106,117 @@ int dls_resolver_check(const dls_resolver *r, const uint8_t medium_id[DLS_MEDIUM
     return 0;
 }
 
-/* Verifies a well-formed envelope under the resolver's keyring. */
-static dls_why verify(dls_resolver *r, const dls_env *e)
+static void le32(uint8_t *p, uint32_t v)
 {
-    dls_key_kind kind;
-    const uint8_t *key;
-    if (!r->kr || dls_keyring_lookup(r->kr, e->author.p, e->author.n, &kind, &key) != 0)
-        return DLS_WHY_UNKNOWN_AUTHOR;
-    if ((kind == DLS_KEY_MAC) != e->mac)
-        return DLS_WHY_WRONG_KEY_KIND;
-    uint8_t *p = r->m + M_FIXED;
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+    p[2] = (uint8_t)(v >> 16);
+    p[3] = (uint8_t)(v >> 24);
+}
+
+/* HMAC-SHA-512-256 from the key's precomputed state (issue 13 item 4): the
+ * state after absorbing the key is copied, M is hashed piecewise straight
+ * from the record (no copy into the scratch buffer), and the tag is compared
+ * in constant time. Equal to crypto_auth_verify over the whole M. */
+static int mac_verify(const dls_resolver *r, const dls_env *e, const dls_key_ref *k)
+{
+    crypto_auth_hmacsha512256_state st = *k->mac_state;
+    uint8_t hdr[1 + 4];
+    uint8_t out[crypto_auth_hmacsha512256_BYTES];
+    if (e->kind == DLS_REC_BATCH) {
+        crypto_auth_hmacsha512256_update(&st, (const uint8_t *)DLS_BATCH_PREFIX,
+                                         DLS_BATCH_PREFIX_LEN);
+        crypto_auth_hmacsha512256_update(&st, r->medium, DLS_MEDIUM_ID_LEN);
+    } else {
+        crypto_auth_hmacsha512256_update(&st, r->m, M_FIXED);
+    }
+    hdr[0] = (uint8_t)e->author.n;
+    crypto_auth_hmacsha512256_update(&st, hdr, 1);
+    crypto_auth_hmacsha512256_update(&st, e->author.p, e->author.n);
+    if (e->kind == DLS_REC_BATCH) {
+        le32(hdr, e->count);
+        crypto_auth_hmacsha512256_update(&st, hdr, 4);
+        dls_facts it;
+        dls_bytes f;
+        dls_env_facts(e, &it);
+        while (dls_facts_next(&it, &f, NULL)) {
+            le32(hdr, (uint32_t)f.n);
+            crypto_auth_hmacsha512256_update(&st, hdr, 4);
+            crypto_auth_hmacsha512256_update(&st, f.p, f.n);
+        }
+    } else {
+        crypto_auth_hmacsha512256_update(&st, e->fact.p, e->fact.n);
+    }
+    crypto_auth_hmacsha512256_final(&st, out);
+    int bad = crypto_verify_32(out, e->tag.p);
+    sodium_memzero(&st, sizeof st);
+    return bad;
+}
+
+/* Ed25519 over M or M_batch, built in the scratch buffer (its first 32
+ * bytes hold M's prefix and medium id since creation). */
+static int sig_verify(dls_resolver *r, const dls_env *e, const uint8_t *key)
+{
+    uint8_t *p;
+    if (e->kind == DLS_REC_BATCH) {
+        p = r->m;
+        memcpy(p, DLS_BATCH_PREFIX, DLS_BATCH_PREFIX_LEN);
+        p += DLS_BATCH_PREFIX_LEN;
+        memcpy(p, r->medium, DLS_MEDIUM_ID_LEN);
+        p += DLS_MEDIUM_ID_LEN;
+    } else {
+        p = r->m + M_FIXED;
+    }
     *p++ = (uint8_t)e->author.n;
     memcpy(p, e->author.p, e->author.n);
     p += e->author.n;
-    if (e->fact.n)
+    if (e->kind == DLS_REC_BATCH) {
+        /* fits: a parsed batch is at most DLS_BATCH_RECORD_MAX bytes */
+        le32(p, e->count);
+        p += 4;
+        dls_facts it;
+        dls_bytes f;
+        dls_env_facts(e, &it);
+        while (dls_facts_next(&it, &f, NULL)) {
+            le32(p, (uint32_t)f.n);
+            p += 4;
+            if (f.n)
+                memcpy(p, f.p, f.n);
+            p += f.n;
+        }
+    } else if (e->fact.n) {
         memcpy(p, e->fact.p, e->fact.n);
-    size_t mlen = M_FIXED + 1 + e->author.n + e->fact.n;
-    int bad = e->mac ? crypto_auth_verify(e->tag.p, r->m, mlen, key)
-                     : crypto_sign_verify_detached(e->tag.p, r->m, mlen, key);
+        p += e->fact.n;
+    }
+    size_t mlen = (size_t)(p - r->m);
+    int bad = crypto_sign_verify_detached(e->tag.p, r->m, mlen, key);
+    if (e->kind == DLS_REC_BATCH) { /* restore M's fixed part for single envelopes */
+        memcpy(r->m, DLS_SIGN_PREFIX, DLS_SIGN_PREFIX_LEN);
+        memcpy(r->m + DLS_SIGN_PREFIX_LEN, r->medium, DLS_MEDIUM_ID_LEN);
+    }
+    return bad;
+}
+
+/* Verifies a well-formed envelope or batch under the resolver's keyring. */
+static dls_why verify(dls_resolver *r, const dls_env *e)
+{
+    dls_key_ref k;
+    if (!r->kr || dls_keyring_find(r->kr, e->author.p, e->author.n, &k) != 0)
+        return DLS_WHY_UNKNOWN_AUTHOR;
+    if ((k.kind == DLS_KEY_MAC) != e->mac)
+        return DLS_WHY_WRONG_KEY_KIND;
+    int bad = e->mac ? mac_verify(r, e, &k) : sig_verify(r, e, k.key);
     return bad ? DLS_WHY_SIGNATURE : DLS_WHY_NONE;
 }
 
-void dls_resolver_attribute(dls_resolver *r, const uint8_t *rec, size_t n,
-                            dls_attribution *a)
+static void attribute(dls_resolver *r, const dls_env *e, bool batches, dls_attribution *a)
 {
-    if (!a)
-        return;
-    dls_env e;
-    dls_env_parse(rec, n, &e);
     memset(a, 0, sizeof *a);
-    a->kind = e.kind;
-    a->author = e.author;
-    a->fact = e.fact;
-    switch (e.kind) {
+    a->kind = e->kind;
+    a->author = e->author;
+    a->fact = e->fact;
+    a->count = dls_env_count(e);
+    switch (e->kind) {
     case DLS_REC_SEAL:
         a->why = DLS_WHY_NONE;
         return;
@@ -151,13 +232,46 @@ void dls_resolver_attribute(dls_resolver *r, const uint8_t *rec, size_t n,
             a->why = DLS_WHY_BARE_FACT;
         }
         return;
-    case DLS_REC_ENVELOPE:
-        if (!e.ok) {
+    case DLS_REC_BATCH:
+        if (!batches) { /* one fact per record here: a journal's rule */
             a->why = DLS_WHY_MALFORMED;
             return;
         }
-        a->why = r ? verify(r, &e) : DLS_WHY_UNKNOWN_AUTHOR;
+        /* verified as an envelope, over M_batch */
+        /* fall through */
+    case DLS_REC_ENVELOPE:
+        if (!e->ok) {
+            a->why = DLS_WHY_MALFORMED;
+            return;
+        }
+        a->why = r ? verify(r, e) : DLS_WHY_UNKNOWN_AUTHOR;
         a->attributed = a->why == DLS_WHY_NONE;
         return;
     }
+}
+
+void dls_resolver_attribute(dls_resolver *r, const uint8_t *rec, size_t n, dls_attribution *a)
+{
+    if (!a)
+        return;
+    dls_env e;
+    dls_env_parse(rec, n, &e);
+    attribute(r, &e, false, a);
+}
+
+void dls_resolver_attribute_facts(dls_resolver *r, const uint8_t *rec, size_t n,
+                                  dls_attribution *a, dls_facts *it)
+{
+    dls_env e;
+    dls_attribution local;
+    if (!a)
+        a = &local;
+    dls_env_parse(rec, n, &e);
+    attribute(r, &e, true, a);
+    if (!it)
+        return;
+    if (a->attributed)
+        dls_env_facts(&e, it);
+    else
+        memset(it, 0, sizeof *it);
 }

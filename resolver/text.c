@@ -172,7 +172,10 @@ int dls_read_secret_file(const char *path, size_t max, uint8_t **buf, size_t *n,
 {
     *buf = NULL;
     *n = 0;
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+    /* O_NONBLOCK: opening a FIFO for reading must not wait for a writer
+     * (issue 12 item 11); the file is refused below unless regular, and
+     * O_NONBLOCK does not change reads of a regular file. */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
     if (fd < 0) {
         int e = errno;
         dls_where_set(w, DLS_ERR_IO, 0, 0, "cannot open the file");
@@ -188,9 +191,11 @@ int dls_read_secret_file(const char *path, size_t max, uint8_t **buf, size_t *n,
         e = EINVAL;
     if (e) {
         close(fd);
-        dls_where_set(w, DLS_ERR_IO, 0, 0, "not a readable regular file");
-        if (w)
-            w->sys_errno = e;
+        dls_where_set(w, DLS_ERR_IO, 0, 0,
+                      e == EINVAL ? "not a regular file (a FIFO, device or directory is refused)"
+                                  : "cannot stat the file");
+        if (w) /* no OS error for a non-regular file: the reason says it all */
+            w->sys_errno = e == EINVAL ? 0 : e;
         return DLS_ERR_IO;
     }
     if (mode_out)

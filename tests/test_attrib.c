@@ -1,6 +1,7 @@
 /* Tests for attribution (attribution.md): keyrings, secret key files,
- * envelopes, resolvers, the replay checker, the dump row helper, the
- * conformance vectors (envelopes.jsonl, stream/three.dls) and interop with
+ * envelopes and batch envelopes, resolvers, the replay checker, the dump
+ * row helper, the conformance vectors (envelopes.jsonl,
+ * envelopes-batch.jsonl, stream/three.dls, stream/batch.dls) and interop with
  * an independent implementation in Python (PyNaCl).
  *
  * Randomized parts take a seed (printed; DLS_SEED overrides) and replay. */
@@ -2140,6 +2141,694 @@ static void test_htab_edges(void **state)
     dls_htab_free(&b);
 }
 
+/* ---- batch envelopes (attribution.md revision 4; issue 13 item 1) --------- */
+
+/* M_batch built here independently of the library (vectors README). */
+static size_t mbatch_ref(const uint8_t medium[16], const char *author, const dls_bytes *facts,
+                         size_t count, uint8_t *out)
+{
+    size_t n = 0, al = strlen(author);
+    memcpy(out, "daolease.batch.v1", 17), n += 17;
+    memcpy(out + n, medium, 16), n += 16;
+    out[n++] = (uint8_t)al;
+    memcpy(out + n, author, al), n += al;
+    for (int k = 0; k < 4; k++)
+        out[n++] = (uint8_t)(count >> (8 * k));
+    for (size_t i = 0; i < count; i++) {
+        for (int k = 0; k < 4; k++)
+            out[n++] = (uint8_t)(facts[i].n >> (8 * k));
+        memcpy(out + n, facts[i].p, facts[i].n), n += facts[i].n;
+    }
+    return n;
+}
+
+/* envelopes-batch.jsonl (vectors README): rebuild M_batch and compare
+ * message_hex; the tag over it where tag_matches_message; dls_batch_seal
+ * reproduces every verifying envelope byte for byte; decode envelope_hex,
+ * attribute it as read from medium_id_hex with the author's key, compare
+ * verifies and why; a verified batch yields its facts in array order with
+ * indexes 0…n-1, a batch that fails or is malformed yields none. */
+static void test_vectors_envelopes_batch(void **state)
+{
+    (void)state;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/envelopes-batch.jsonl", vectors_dir());
+    size_t n;
+    char *text = (char *)read_file(path, &n);
+    assert_non_null(text);
+    static uint8_t fbytes[70000], msg[90000], mine[90000], exp_env[70000], tag[64];
+    static dls_bytes facts[4097];
+    unsigned lines = 0, verified = 0, failed = 0, malformed = 0;
+    for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+        json_error_t jerr;
+        json_t *j = json_loads(line, 0, &jerr);
+        assert_non_null(j);
+        lines++;
+        const char *note = json_string_value(json_object_get(j, "note"));
+        const char *author = json_string_value(json_object_get(j, "author"));
+        bool has_seed = json_object_get(j, "seed_hex") != NULL;
+        bool has_sig = json_object_get(j, "sig_hex") != NULL;
+        uint8_t key[32], medium[16], signed_for[16];
+        unhex(json_string_value(json_object_get(j, has_sig ? "seed_hex" : "mac_key_hex")), key,
+              32);
+        (void)has_seed;
+        unhex(json_string_value(json_object_get(j, "medium_id_hex")), medium, 16);
+        json_t *sf = json_object_get(j, "signed_for_medium_hex");
+        unhex(json_string_value(sf ? sf : json_object_get(j, "medium_id_hex")), signed_for, 16);
+        size_t count = (size_t)json_integer_value(json_object_get(j, "count"));
+        json_t *fh = json_object_get(j, "facts_hex");
+        size_t used = 0;
+        if (json_is_array(fh)) {
+            assert_int_equal(json_array_size(fh), count);
+            for (size_t i = 0; i < count; i++) {
+                size_t k = unhex(json_string_value(json_array_get(fh, i)), fbytes + used,
+                                 sizeof fbytes - used);
+                facts[i] = (dls_bytes){fbytes + used, k};
+                used += k;
+            }
+        } else { /* 4097 facts, each each_fact_hex */
+            size_t k = unhex(json_string_value(json_object_get(j, "each_fact_hex")), fbytes, 8);
+            for (size_t i = 0; i < count; i++)
+                facts[i] = (dls_bytes){fbytes, k};
+        }
+        size_t tag_n = unhex(json_string_value(json_object_get(j, has_sig ? "sig_hex" : "mac_hex")),
+                             tag, sizeof tag);
+        size_t env_n = unhex(json_string_value(json_object_get(j, "envelope_hex")), exp_env,
+                             sizeof exp_env);
+        bool verifies = json_is_true(json_object_get(j, "verifies"));
+        const char *why = json_string_value(json_object_get(j, "why")); /* NULL for null */
+        bool is_malformed = why && !strcmp(why, "malformed");
+        verified += verifies;
+        failed += !verifies && !is_malformed;
+        malformed += is_malformed;
+
+        /* M_batch as read from medium_id_hex: message_hex, or its SHA-256 */
+        size_t mlen = mbatch_ref(medium, author, facts, count, msg);
+        json_t *mh = json_object_get(j, "message_hex");
+        if (json_is_string(mh)) {
+            static uint8_t want[90000];
+            size_t wn = unhex(json_string_value(mh), want, sizeof want);
+            assert_int_equal(mlen, wn);
+            assert_memory_equal(msg, want, wn);
+        } else {
+            uint8_t d[32], want[32];
+            crypto_hash_sha256(d, msg, mlen);
+            unhex(json_string_value(json_object_get(j, "message_sha256_hex")), want, 32);
+            assert_memory_equal(d, want, 32);
+        }
+        /* the library's M_batch agrees wherever the facts are within limits */
+        size_t ml;
+        int mrc = dls_batch_message(medium, (const uint8_t *)author, strlen(author), facts, count,
+                                    mine, sizeof mine, &ml);
+        if (count >= 1 && count <= DLS_BATCH_COUNT_MAX && used <= 4096 * count &&
+            !strstr(note, "4097 bytes")) {
+            assert_int_equal(mrc, 0);
+            assert_int_equal(ml, mlen);
+            assert_memory_equal(mine, msg, mlen);
+        } else {
+            assert_int_not_equal(mrc, 0);
+        }
+
+        dls_secret *s;
+        assert_int_equal(dls_secret_from_seed(&s, author, has_sig ? DLS_KEY_ED25519 : DLS_KEY_MAC,
+                                              key),
+                         0);
+        if (json_is_true(json_object_get(j, "tag_matches_message"))) {
+            uint8_t t[64];
+            if (has_sig)
+                crypto_sign_detached(t, NULL, msg, mlen, dls_secret_key(s));
+            else
+                crypto_auth(t, msg, mlen, key);
+            assert_memory_equal(t, tag, tag_n);
+        }
+        if (verifies) {
+            /* a writer reproduces the envelope byte for byte */
+            size_t mine_n;
+            assert_int_equal(dls_batch_seal(s, medium, facts, count, mine, sizeof mine, &mine_n),
+                             0);
+            assert_int_equal(mine_n, env_n);
+            assert_memory_equal(mine, exp_env, env_n);
+            assert_int_equal(dls_batch_size(strlen(author), facts, count,
+                                             has_sig ? DLS_KEY_ED25519 : DLS_KEY_MAC),
+                             env_n);
+        }
+
+        /* decode and attribute as read from medium_id_hex */
+        dls_keyring *kr;
+        assert_int_equal(dls_keyring_new(&kr), 0);
+        keyring_add_secret(kr, s);
+        dls_resolver *r;
+        assert_int_equal(dls_resolver_new_signed(&r, medium, kr), 0);
+        dls_attribution a;
+        dls_facts it;
+        dls_resolver_attribute_facts(r, exp_env, env_n, &a, &it);
+        if (a.attributed != verifies)
+            fail_msg("line %u (%s): attributed %d, expected %d", lines, note, a.attributed,
+                     verifies);
+        if (why)
+            assert_string_equal(dls_why_name(a.why), why);
+        else
+            assert_null(dls_why_name(a.why));
+        assert_int_equal(a.kind, is_malformed ? DLS_REC_ENVELOPE : DLS_REC_BATCH);
+        assert_int_equal(a.count, is_malformed ? 0 : count);
+        dls_bytes f;
+        uint32_t ix, seen = 0;
+        while (dls_facts_next(&it, &f, &ix)) {
+            assert_int_equal(ix, seen);
+            assert_true(bytes_eq(f, facts[seen].p, facts[seen].n));
+            seen++;
+        }
+        assert_int_equal(seen, verifies ? count : 0);
+        if (is_malformed)
+            assert_int_equal(a.fact.n, 0); /* a malformed batch shows no fact (cli.md rev 4) */
+        /* the one-fact call (the journal's rule) never attributes a batch */
+        dls_resolver_attribute(r, exp_env, env_n, &a);
+        assert_false(a.attributed);
+        assert_int_equal(a.why, DLS_WHY_MALFORMED);
+        dls_resolver_del(r);
+        dls_keyring_del(kr);
+        dls_secret_del(s);
+        json_decref(j);
+    }
+    assert_int_equal(lines, 16);
+    assert_int_equal(verified, 5);
+    assert_int_equal(failed, 4);
+    assert_int_equal(malformed, 7);
+    free(text);
+}
+
+/* stream/batch.dls attributes as batch.expect.jsonl says (cli.md rev 4:
+ * one row per fact of a batch, kind "batch", "index"; a malformed batch is
+ * one row of kind "envelope", fact null), through the dump rows. */
+static void test_vectors_stream_batch(void **state)
+{
+    (void)state;
+    char path[4096];
+    size_t fn, en;
+    snprintf(path, sizeof path, "%s/stream/batch.dls", vectors_dir());
+    uint8_t *file = read_file(path, &fn);
+    assert_non_null(file);
+    snprintf(path, sizeof path, "%s/stream/batch.expect.jsonl", vectors_dir());
+    char *expect = (char *)read_file(path, &en);
+    assert_non_null(expect);
+    snprintf(path, sizeof path, "%s/stream/keyring", vectors_dir());
+    dls_keyring *kr;
+    dls_where w;
+    assert_int_equal(dls_keyring_load(&kr, path, &w), 0);
+
+    uint8_t medium[16];
+    stream_rec recs[16];
+    size_t k = read_stream(file, fn, medium, recs, 16);
+    assert_int_equal(k, 8);
+    dls_dump_attrib *d;
+    assert_int_equal(dls_dump_attrib_new(&d, medium, kr), 0);
+
+    /* the rows of every record except the seal (the CLI prints that one
+     * from the cursor's end), in order */
+    json_t *rows = json_array();
+    for (size_t i = 0; i < k; i++) {
+        dls_dump_rows rs;
+        dls_dump_row row;
+        dls_dump_attrib_rows(d, recs[i].p, recs[i].n, &rs);
+        while (dls_dump_rows_next(&rs, &row)) {
+            json_t *o = json_object();
+            json_object_set_new(o, "position", json_integer((json_int_t)i));
+            if (row.has_index)
+                json_object_set_new(o, "index", json_integer(row.index));
+            json_object_set_new(o, "kind", json_string(row.kind));
+            json_object_set_new(o, "author", row.has_author
+                                                 ? json_stringn((const char *)row.author.p,
+                                                                row.author.n)
+                                                 : json_null());
+            json_object_set_new(o, "verified", json_boolean(row.verified));
+            json_object_set_new(o, "why", row.why ? json_string(row.why) : json_null());
+            size_t off = 0;
+            json_object_set_new(o, "fact", row.has_fact
+                                               ? mp_to_json(row.fact.p, row.fact.n, &off)
+                                               : json_null());
+            json_array_append_new(rows, o);
+        }
+    }
+    size_t i = 0;
+    for (char *line = strtok(expect, "\n"); line; line = strtok(NULL, "\n"), i++) {
+        json_error_t jerr;
+        json_t *ex = json_loads(line, 0, &jerr);
+        assert_non_null(ex);
+        assert_true(i < json_array_size(rows));
+        assert_json_same(json_array_get(rows, i), ex);
+        json_decref(ex);
+    }
+    assert_int_equal(i, 13);
+    assert_int_equal(json_array_size(rows), 13);
+    json_decref(rows);
+    dls_dump_attrib_del(d);
+    dls_keyring_del(kr);
+    free(file);
+    free(expect);
+}
+
+/* attribution.md rev 4: a sealed batch verifies once and yields its facts
+ * in order (Ed25519 and MAC); the sizes are exact; one more fact costs
+ * dls_batch_fact_cost; the limits refuse (count 0 or > 4096, a fact over
+ * 4096 bytes, the envelope over the 65,536-byte record limit, a small cap). */
+static void test_batch_seal_roundtrip_and_limits(void **state)
+{
+    (void)state;
+    static uint8_t fb[4097 * 20], out[70000];
+    static dls_bytes facts[4097];
+    for (size_t i = 0; i < 4097; i++) {
+        size_t fn = renewal_fact(fb + 40 * (i % 1600), (uint8_t)(i % 100), (uint8_t)(i % 120));
+        facts[i] = (dls_bytes){fb + 40 * (i % 1600), fn};
+    }
+    for (int kind = 0; kind < 2; kind++) {
+        dls_secret *s = secret_seeded("holder-1", kind ? DLS_KEY_MAC : DLS_KEY_ED25519);
+        dls_keyring *kr;
+        assert_int_equal(dls_keyring_new(&kr), 0);
+        keyring_add_secret(kr, s);
+        dls_resolver *r;
+        assert_int_equal(dls_resolver_new_signed(&r, M1, kr), 0);
+        size_t counts[] = {1, 2, 15, 16, 17, 100};
+        for (size_t c = 0; c < sizeof counts / sizeof *counts; c++) {
+            size_t len;
+            assert_int_equal(dls_batch_seal(s, M1, facts, counts[c], out, sizeof out, &len), 0);
+            assert_int_equal(len, dls_batch_size(8, facts, counts[c], dls_secret_kind(s)));
+            assert_int_equal(dls_batch_size(8, facts, counts[c] + 1, dls_secret_kind(s)),
+                             len + dls_batch_fact_cost(counts[c], facts[counts[c]].n));
+            dls_attribution a;
+            dls_facts it;
+            dls_resolver_attribute_facts(r, out, len, &a, &it);
+            assert_true(a.attributed);
+            assert_int_equal(a.kind, DLS_REC_BATCH);
+            assert_int_equal(a.count, counts[c]);
+            assert_true(bytes_str(a.author, "holder-1"));
+            dls_bytes f;
+            uint32_t ix, seen = 0;
+            while (dls_facts_next(&it, &f, &ix)) {
+                assert_int_equal(ix, seen);
+                assert_true(bytes_eq(f, facts[seen].p, facts[seen].n));
+                seen++;
+            }
+            assert_int_equal(seen, counts[c]);
+            assert_false(dls_facts_next(&it, &f, &ix)); /* stays exhausted */
+            /* read from another medium it verifies nothing */
+            dls_resolver *r2;
+            assert_int_equal(dls_resolver_new_signed(&r2, M2, kr), 0);
+            dls_resolver_attribute_facts(r2, out, len, &a, &it);
+            assert_false(a.attributed);
+            assert_int_equal(a.why, DLS_WHY_SIGNATURE);
+            assert_false(dls_facts_next(&it, &f, &ix));
+            dls_resolver_del(r2);
+            /* interleaved with single envelopes: the scratch buffer's M
+             * prefix survives a batch (the single envelope still verifies) */
+            uint8_t env[256];
+            size_t en;
+            assert_int_equal(dls_envelope_seal(s, M1, facts[0].p, facts[0].n, env, sizeof env, &en),
+                             0);
+            dls_resolver_attribute_facts(r, env, en, &a, &it);
+            assert_true(a.attributed);
+            assert_int_equal(a.kind, DLS_REC_ENVELOPE);
+            assert_int_equal(a.count, 1);
+            assert_true(dls_facts_next(&it, &f, &ix));
+            assert_int_equal(ix, 0);
+            assert_true(bytes_eq(f, facts[0].p, facts[0].n));
+            assert_false(dls_facts_next(&it, &f, &ix));
+        }
+        /* the record limit: renewals of 38 bytes fit about 1,600 in 65,536 */
+        size_t len, max = 0;
+        while (dls_batch_size(8, facts, max + 1, dls_secret_kind(s)) <= DLS_BATCH_RECORD_MAX)
+            max++;
+        assert_int_equal(dls_batch_seal(s, M1, facts, max, out, sizeof out, &len), 0);
+        assert_true(len <= DLS_BATCH_RECORD_MAX);
+        dls_attribution a;
+        dls_resolver_attribute_facts(r, out, len, &a, NULL);
+        assert_true(a.attributed);
+        assert_int_equal(a.count, max);
+        assert_int_equal(dls_batch_seal(s, M1, facts, max + 1, out, sizeof out, &len),
+                         DLS_ERR_TOOBIG);
+        /* count limits, a fact over 4096 bytes, a small cap, NULLs */
+        assert_int_equal(dls_batch_seal(s, M1, facts, 0, out, sizeof out, &len), DLS_ERR_INVAL);
+        assert_int_equal(dls_batch_seal(s, M1, facts, 4097, out, sizeof out, &len), DLS_ERR_INVAL);
+        static uint8_t big[4097];
+        dls_bytes bf[2] = {{big, 4096}, {big, 4097}};
+        assert_int_equal(dls_batch_seal(s, M1, bf, 1, out, sizeof out, &len), 0);
+        assert_int_equal(dls_batch_seal(s, M1, bf, 2, out, sizeof out, &len), DLS_ERR_TOOBIG);
+        size_t need = dls_batch_size(8, facts, 3, dls_secret_kind(s));
+        assert_int_equal(dls_batch_seal(s, M1, facts, 3, out, need - 1, &len), DLS_ERR_TOOBIG);
+        assert_int_equal(dls_batch_seal(s, M1, facts, 3, out, need, &len), 0);
+        assert_int_equal(dls_batch_seal(NULL, M1, facts, 3, out, need, &len), DLS_ERR_INVAL);
+        assert_int_equal(dls_batch_size(0, facts, 3, DLS_KEY_MAC), 0);
+        assert_int_equal(dls_batch_size(65, facts, 3, DLS_KEY_MAC), 0);
+        assert_int_equal(dls_batch_size(8, facts, 0, DLS_KEY_MAC), 0);
+        uint8_t m[256];
+        size_t ml;
+        assert_int_equal(dls_batch_message(M1, (const uint8_t *)"a", 1, facts, 1, m, 10, &ml),
+                         DLS_ERR_TOOBIG);
+        dls_resolver_del(r);
+        dls_keyring_del(kr);
+        dls_secret_del(s);
+    }
+}
+
+/* Hand-built batch envelopes from a genuine one's parts. */
+typedef struct batch_parts {
+    const char *author;
+    dls_bytes facts[3];
+    size_t count;
+    uint8_t tag[64];
+    size_t tag_n;
+} batch_parts;
+
+static void put_facts(buf *b, const dls_bytes *facts, size_t count)
+{
+    if (count < 16)
+        put1(b, (uint8_t)(0x90 | count));
+    else
+        put1(b, 0xdc), put1(b, (uint8_t)(count >> 8)), put1(b, (uint8_t)count);
+    for (size_t i = 0; i < count; i++)
+        put_bin(b, facts[i].p, facts[i].n);
+}
+
+/* attribution.md rev 4: malformed batches are nobody's — both fact and
+ * facts, an empty array, a non-bin element, an element over 4096 bytes,
+ * more than 4096 elements, facts not an array, both sig and mac, facts
+ * twice, an envelope over 65,536 bytes; any key order and non-shortest
+ * forms are accepted. */
+static void test_batch_wellformed_rules(void **state)
+{
+    (void)state;
+    dls_secret *s = secret_seeded("agent", DLS_KEY_ED25519);
+    dls_keyring *kr;
+    assert_int_equal(dls_keyring_new(&kr), 0);
+    keyring_add_secret(kr, s);
+    uint8_t f0[64], f1[64], f2[64];
+    dls_bytes facts[3] = {{f0, renewal_fact(f0, 1, 1)}, {f1, renewal_fact(f1, 2, 1)},
+                          {f2, renewal_fact(f2, 3, 1)}};
+    static uint8_t env[2048];
+    size_t en;
+    assert_int_equal(dls_batch_seal(s, M1, facts, 3, env, sizeof env, &en), 0);
+    dls_env e;
+    dls_env_parse(env, en, &e);
+    assert_true(e.ok);
+    assert_int_equal(e.kind, DLS_REC_BATCH);
+    uint8_t sig[64];
+    memcpy(sig, e.tag.p, 64);
+
+    static buf b;
+    dls_attribution a;
+    dls_facts it;
+#define CHECK_BATCH(kind_, attributed_, why_, what)                                          \
+    do {                                                                                     \
+        dls_resolver *r_;                                                                    \
+        assert_int_equal(dls_resolver_new_signed(&r_, M1, kr), 0);                           \
+        dls_resolver_attribute_facts(r_, b.p, b.n, &a, &it);                                 \
+        dls_resolver_del(r_);                                                                \
+        if (a.kind != (kind_) || a.attributed != (attributed_) || a.why != (why_))           \
+            fail_msg("%s: kind %d attributed %d why %d", what, a.kind, a.attributed, a.why); \
+        if (!(attributed_)) {                                                                \
+            dls_bytes f_;                                                                    \
+            assert_false(dls_facts_next(&it, &f_, NULL));                                    \
+        }                                                                                    \
+    } while (0)
+
+    /* keys in another order, non-shortest forms: still the same batch */
+    b.n = 0;
+    put1(&b, 0x83);
+    put_str8(&b, "dao.env/sig"), put_bin16(&b, sig, 64);
+    put_str(&b, "dao.env/facts");
+    put1(&b, 0xdc), put1(&b, 0), put1(&b, 3); /* array 16 of 3 */
+    for (int i = 0; i < 3; i++)
+        put_bin16(&b, facts[i].p, facts[i].n);
+    put_str(&b, "dao.env/author"), put_str(&b, "agent");
+    CHECK_BATCH(DLS_REC_BATCH, true, DLS_WHY_NONE, "reordered, non-shortest");
+    assert_int_equal(a.count, 3);
+
+    /* an unknown dao.env/ key is ignored */
+    b.n = 0;
+    put1(&b, 0x84);
+    put_str(&b, "dao.env/author"), put_str(&b, "agent");
+    put_str(&b, "dao.env/facts"), put_facts(&b, facts, 3);
+    put_str(&b, "dao.env/x"), put1(&b, 0xc0);
+    put_str(&b, "dao.env/sig"), put_bin(&b, sig, 64);
+    CHECK_BATCH(DLS_REC_BATCH, true, DLS_WHY_NONE, "extra key");
+
+    /* both fact and facts */
+    b.n = 0;
+    put1(&b, 0x84);
+    put_str(&b, "dao.env/author"), put_str(&b, "agent");
+    put_str(&b, "dao.env/fact"), put_bin(&b, f0, facts[0].n);
+    put_str(&b, "dao.env/facts"), put_facts(&b, facts, 3);
+    put_str(&b, "dao.env/sig"), put_bin(&b, sig, 64);
+    CHECK_BATCH(DLS_REC_ENVELOPE, false, DLS_WHY_MALFORMED, "fact and facts");
+    assert_int_equal(a.count, 0);
+    assert_int_equal(a.fact.n, 0);
+
+    /* facts twice */
+    b.n = 0;
+    put1(&b, 0x84);
+    put_str(&b, "dao.env/author"), put_str(&b, "agent");
+    put_str(&b, "dao.env/facts"), put_facts(&b, facts, 3);
+    put_str8(&b, "dao.env/facts"), put_facts(&b, facts, 3);
+    put_str(&b, "dao.env/sig"), put_bin(&b, sig, 64);
+    CHECK_BATCH(DLS_REC_ENVELOPE, false, DLS_WHY_MALFORMED, "facts twice");
+
+    /* an empty array */
+    b.n = 0;
+    put1(&b, 0x83);
+    put_str(&b, "dao.env/author"), put_str(&b, "agent");
+    put_str(&b, "dao.env/facts"), put1(&b, 0x90);
+    put_str(&b, "dao.env/sig"), put_bin(&b, sig, 64);
+    CHECK_BATCH(DLS_REC_ENVELOPE, false, DLS_WHY_MALFORMED, "empty");
+
+    /* a str element */
+    b.n = 0;
+    put1(&b, 0x83);
+    put_str(&b, "dao.env/author"), put_str(&b, "agent");
+    put_str(&b, "dao.env/facts"), put1(&b, 0x92), put_bin(&b, f0, facts[0].n),
+        put1(&b, 0xa1), put1(&b, 'x');
+    put_str(&b, "dao.env/sig"), put_bin(&b, sig, 64);
+    CHECK_BATCH(DLS_REC_ENVELOPE, false, DLS_WHY_MALFORMED, "str element");
+
+    /* a map element (a fact not wrapped in bin) */
+    b.n = 0;
+    put1(&b, 0x83);
+    put_str(&b, "dao.env/author"), put_str(&b, "agent");
+    put_str(&b, "dao.env/facts"), put1(&b, 0x91), put(&b, f0, facts[0].n);
+    put_str(&b, "dao.env/sig"), put_bin(&b, sig, 64);
+    CHECK_BATCH(DLS_REC_ENVELOPE, false, DLS_WHY_MALFORMED, "map element");
+
+    /* facts a bin, not an array */
+    b.n = 0;
+    put1(&b, 0x83);
+    put_str(&b, "dao.env/author"), put_str(&b, "agent");
+    put_str(&b, "dao.env/facts"), put_bin(&b, f0, facts[0].n);
+    put_str(&b, "dao.env/sig"), put_bin(&b, sig, 64);
+    CHECK_BATCH(DLS_REC_ENVELOPE, false, DLS_WHY_MALFORMED, "bin facts");
+
+    /* an element of 4097 bytes (4096 is fine: the signature then fails) */
+    static uint8_t big[4097];
+    for (size_t len = 4096; len <= 4097; len++) {
+        b.n = 0;
+        put1(&b, 0x83);
+        put_str(&b, "dao.env/author"), put_str(&b, "agent");
+        put_str(&b, "dao.env/facts"), put1(&b, 0x91), put_bin(&b, big, len);
+        put_str(&b, "dao.env/sig"), put_bin(&b, sig, 64);
+        if (len == 4096)
+            CHECK_BATCH(DLS_REC_BATCH, false, DLS_WHY_SIGNATURE, "4096-byte element");
+        else
+            CHECK_BATCH(DLS_REC_ENVELOPE, false, DLS_WHY_MALFORMED, "4097-byte element");
+    }
+
+    /* 4096 elements are a batch, 4097 are malformed */
+    for (size_t count = 4096; count <= 4097; count++) {
+        b.n = 0;
+        put1(&b, 0x83);
+        put_str(&b, "dao.env/author"), put_str(&b, "agent");
+        put_str(&b, "dao.env/facts");
+        put1(&b, 0xdc), put1(&b, (uint8_t)(count >> 8)), put1(&b, (uint8_t)count);
+        for (size_t i = 0; i < count; i++)
+            put1(&b, 0xc4), put1(&b, 1), put1(&b, 0x80);
+        put_str(&b, "dao.env/sig"), put_bin(&b, sig, 64);
+        if (count == 4096)
+            CHECK_BATCH(DLS_REC_BATCH, false, DLS_WHY_SIGNATURE, "4096 elements");
+        else
+            CHECK_BATCH(DLS_REC_ENVELOPE, false, DLS_WHY_MALFORMED, "4097 elements");
+    }
+
+    /* both sig and mac; neither */
+    b.n = 0;
+    put1(&b, 0x84);
+    put_str(&b, "dao.env/author"), put_str(&b, "agent");
+    put_str(&b, "dao.env/facts"), put_facts(&b, facts, 3);
+    put_str(&b, "dao.env/sig"), put_bin(&b, sig, 64);
+    put_str(&b, "dao.env/mac"), put_bin(&b, sig, 32);
+    CHECK_BATCH(DLS_REC_ENVELOPE, false, DLS_WHY_MALFORMED, "sig and mac");
+    b.n = 0;
+    put1(&b, 0x82);
+    put_str(&b, "dao.env/author"), put_str(&b, "agent");
+    put_str(&b, "dao.env/facts"), put_facts(&b, facts, 3);
+    CHECK_BATCH(DLS_REC_ENVELOPE, false, DLS_WHY_MALFORMED, "no tag");
+
+    /* over the record limit: 16 elements of 4096 bytes (a caller handing
+     * the resolver more than a record can hold) */
+    b.n = 0;
+    put1(&b, 0x83);
+    put_str(&b, "dao.env/author"), put_str(&b, "agent");
+    put_str(&b, "dao.env/facts");
+    put1(&b, 0xdc), put1(&b, 0), put1(&b, 16);
+    for (int i = 0; i < 16; i++)
+        put_bin(&b, big, 4096);
+    put_str(&b, "dao.env/sig"), put_bin(&b, sig, 64);
+    assert_true(b.n > DLS_BATCH_RECORD_MAX);
+    CHECK_BATCH(DLS_REC_ENVELOPE, false, DLS_WHY_MALFORMED, "over the record limit");
+
+    /* trailing bytes after a genuine batch */
+    memcpy(b.p, env, en);
+    b.n = en;
+    put1(&b, 0xc0);
+    CHECK_BATCH(DLS_REC_MALFORMED, false, DLS_WHY_MALFORMED, "trailing byte");
+#undef CHECK_BATCH
+    dls_keyring_del(kr);
+    dls_secret_del(s);
+}
+
+/* attribution.md rev 4: the order and every byte are signed — flipping any
+ * bit of a small MAC batch or Ed25519 batch never yields an attributed
+ * record with other facts; without a keyring, unknown-author. */
+static void test_batch_bitflips(void **state)
+{
+    (void)state;
+    for (int kind = 0; kind < 2; kind++) {
+        dls_secret *s = secret_seeded("p", kind ? DLS_KEY_MAC : DLS_KEY_ED25519);
+        dls_keyring *kr;
+        assert_int_equal(dls_keyring_new(&kr), 0);
+        keyring_add_secret(kr, s);
+        dls_resolver *r;
+        assert_int_equal(dls_resolver_new_signed(&r, M1, kr), 0);
+        uint8_t f0[64], f1[64];
+        dls_bytes facts[2] = {{f0, renewal_fact(f0, 5, 1)}, {f1, renewal_fact(f1, 6, 2)}};
+        uint8_t env[512], x[512];
+        size_t en;
+        assert_int_equal(dls_batch_seal(s, M1, facts, 2, env, sizeof env, &en), 0);
+        unsigned attributed = 0;
+        for (size_t bit = 0; bit < en * 8; bit++) {
+            memcpy(x, env, en);
+            x[bit / 8] ^= (uint8_t)(1u << (bit % 8));
+            dls_attribution a;
+            dls_resolver_attribute_facts(r, x, en, &a, NULL);
+            attributed += a.attributed;
+        }
+        /* Only a flip inside an ignored region could keep a verifying
+         * record; a batch envelope written canonically has none. */
+        assert_int_equal(attributed, 0);
+        dls_attribution a;
+        dls_resolver_attribute_facts(NULL, env, en, &a, NULL);
+        assert_false(a.attributed);
+        assert_int_equal(a.why, DLS_WHY_UNKNOWN_AUTHOR);
+        dls_resolver_del(r);
+        dls_keyring_del(kr);
+        dls_secret_del(s);
+    }
+}
+
+/* Issue 13 item 4: the keyring keeps each MAC key's HMAC state; a verify
+ * from that state answers exactly what crypto_auth_verify answers, for
+ * many keys (the state arena grows and moves) and random messages, and
+ * an Ed25519 key has no state. */
+static void test_mac_state_cache(void **state)
+{
+    (void)state;
+    dls_keyring *kr;
+    assert_int_equal(dls_keyring_new(&kr), 0);
+    enum { N = 40 };
+    dls_secret *s[N];
+    for (int i = 0; i < N; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "k%d", i);
+        s[i] = secret_seeded(name, i % 3 == 2 ? DLS_KEY_ED25519 : DLS_KEY_MAC);
+        keyring_add_secret(kr, s[i]);
+    }
+    dls_resolver *r;
+    assert_int_equal(dls_resolver_new_signed(&r, M1, kr), 0);
+    for (int round = 0; round < 400; round++) {
+        int i = (int)(rnd() % N);
+        uint8_t fact[300], env[600];
+        size_t fn = (size_t)(rnd() % sizeof fact), en;
+        rnd_bytes(fact, fn);
+        assert_int_equal(dls_envelope_seal(s[i], M1, fact, fn, env, sizeof env, &en), 0);
+        dls_env e;
+        dls_env_parse(env, en, &e);
+        assert_true(e.ok);
+        if (rnd() % 2) { /* tamper with one fact or tag byte */
+            const uint8_t *at = fn && rnd() % 2 ? e.fact.p + rnd() % fn : e.tag.p + rnd() % e.tag.n;
+            env[at - env] ^= (uint8_t)(1 + rnd() % 255);
+        }
+        /* reference: crypto_auth_verify / crypto_sign_verify_detached over M */
+        uint8_t m[600];
+        size_t ml;
+        assert_int_equal(dls_envelope_message(M1, e.author.p, e.author.n, e.fact.p, e.fact.n, m,
+                                              sizeof m, &ml),
+                         0);
+        bool want = e.mac ? crypto_auth_verify(e.tag.p, m, ml, dls_secret_key(s[i])) == 0
+                          : crypto_sign_verify_detached(e.tag.p, m, ml,
+                                                        dls_secret_public(s[i])) == 0;
+        dls_attribution a;
+        dls_resolver_attribute(r, env, en, &a);
+        if (a.attributed != want)
+            fail_msg("round %d key %d: attributed %d, libsodium says %d (seed %llu)", round, i,
+                     a.attributed, want, (unsigned long long)g_seed);
+        dls_key_ref ref;
+        assert_int_equal(dls_keyring_find(kr, e.author.p, e.author.n, &ref), 0);
+        assert_int_equal(ref.kind, dls_secret_kind(s[i]));
+        assert_int_equal(ref.mac_state == NULL, ref.kind == DLS_KEY_ED25519);
+    }
+    dls_resolver_del(r);
+    dls_keyring_del(kr);
+    for (int i = 0; i < N; i++)
+        dls_secret_del(s[i]);
+}
+
+/* Issue 12 item 11: a FIFO (or any non-regular file) given as a keyring or
+ * a secret key file is refused at once — never blocks waiting for a writer
+ * — with DLS_ERR_IO and a reason naming the problem. Run in a child under
+ * alarm(5): a blocking open would be killed by SIGALRM. */
+static void test_fifo_keyring_and_key_refused(void **state)
+{
+    (void)state;
+    make_tmpdir();
+    char fifo[512];
+    snprintf(fifo, sizeof fifo, "%s/kr.fifo", g_tmp);
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        alarm(5);
+        dls_keyring *kr;
+        dls_secret *s;
+        dls_where w = {0};
+        int bad = 0;
+        if (dls_keyring_load(&kr, fifo, &w) != DLS_ERR_IO || !w.reason ||
+            !strstr(w.reason, "not a regular file"))
+            bad |= 1;
+        memset(&w, 0, sizeof w);
+        if (dls_secret_load(&s, fifo, &w) != DLS_ERR_IO || !w.reason ||
+            !strstr(w.reason, "not a regular file"))
+            bad |= 2;
+        /* a directory and a character device too */
+        if (dls_keyring_load(&kr, g_tmp, &w) != DLS_ERR_IO || dls_secret_load(&s, "/dev/null", &w) !=
+                                                                  DLS_ERR_IO)
+            bad |= 4;
+        _exit(bad);
+    }
+    int st;
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    if (WIFSIGNALED(st))
+        fail_msg("loading a FIFO blocked (killed by signal %d)", WTERMSIG(st));
+    assert_true(WIFEXITED(st));
+    if (WEXITSTATUS(st))
+        fail_msg("FIFO/non-regular refusal failed: mask %d", WEXITSTATUS(st));
+    rm_tmpdir();
+}
+
 int main(void)
 {
     const char *e = getenv("DLS_SEED");
@@ -2178,6 +2867,13 @@ int main(void)
         cmocka_unit_test(test_python_interop),
         cmocka_unit_test(test_keygen_command),
         cmocka_unit_test(test_random_records_never_attributed),
+        cmocka_unit_test(test_vectors_envelopes_batch),
+        cmocka_unit_test(test_vectors_stream_batch),
+        cmocka_unit_test(test_batch_seal_roundtrip_and_limits),
+        cmocka_unit_test(test_batch_wellformed_rules),
+        cmocka_unit_test(test_batch_bitflips),
+        cmocka_unit_test(test_mac_state_cache),
+        cmocka_unit_test(test_fifo_keyring_and_key_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1257,6 +1257,175 @@ static void config_media_forms_accepted(void **state)
     result_free(&r);
 }
 
+/* ---- batch envelopes in dump (cli.md rev 4; issue 13 item 1) -------------- */
+
+/* cli.md rev 4 + vectors README stream/: `daolease dump batch.dls --keyring
+ * keyring --json` prints exactly batch.expect.jsonl — 13 lines for 8
+ * records: one per fact of a batch (kind "batch", "index" after
+ * "position"), a malformed batch as one "envelope" line, the seal. */
+static void dump_batch_golden(void **state)
+{
+    fixture *f = *state;
+    result r;
+    RUN(f, &r, vec("stream"), NULL, "dump", "batch.dls", "--keyring", "keyring", "--json");
+    assert_int_equal(r.status, 0);
+    assert_int_equal(r.err_n, 0);
+    char *want = read_file(vec("stream/batch.expect.jsonl"), NULL);
+    assert_non_null(want);
+    assert_int_equal(count_lines(want), 13);
+    assert_jsonl_equal(r.out, want);
+    free(want);
+    result_free(&r);
+}
+
+/* cli.md rev 4: without a keyring every fact of a well-formed batch shows
+ * why "unknown-author", verified false, and its fact as carried; the
+ * malformed batch stays one "malformed" line; --from 2 starts at the MAC
+ * batch (positions count records, not facts). */
+static void dump_batch_without_keyring_and_from(void **state)
+{
+    fixture *f = *state;
+    result r;
+    RUN(f, &r, vec("stream"), NULL, "dump", "batch.dls", "--json");
+    assert_int_equal(r.status, 0);
+    char *want = read_file(vec("stream/batch.expect.jsonl"), NULL);
+    size_t n = count_lines(want);
+    assert_int_equal(count_lines(r.out), n);
+    for (size_t i = 0; i < n; i++) {
+        char *w = nth_line(want, i), *g = nth_line(r.out, i);
+        json_t *j = parse(w);
+        const char *kind = json_string_value(json_object_get(j, "kind"));
+        if (!strcmp(kind, "batch") || (!strcmp(kind, "envelope") &&
+                                       json_is_null(json_object_get(j, "why")))) {
+            json_object_set_new(j, "verified", json_false());
+            json_object_set_new(j, "why", json_string("unknown-author"));
+        }
+        assert_json_line(g, j);
+        json_decref(j);
+        free(w);
+        free(g);
+    }
+    result_free(&r);
+    RUN(f, &r, vec("stream"), NULL, "dump", "batch.dls", "--keyring", "keyring", "--json",
+        "--from", "2");
+    assert_int_equal(r.status, 0);
+    char *first = nth_line(r.out, 0);
+    json_t *j = parse(first);
+    assert_int_equal(json_integer_value(json_object_get(j, "position")), 2);
+    assert_int_equal(json_integer_value(json_object_get(j, "index")), 0);
+    assert_int_equal(count_lines(r.out), 13 - 4); /* positions 0 and 1 held 4 lines */
+    json_decref(j);
+    free(first);
+    free(want);
+    result_free(&r);
+}
+
+/* The human form of batch.dls: POS.INDEX for a batch's facts. */
+static void dump_batch_human(void **state)
+{
+    fixture *f = *state;
+    result r;
+    RUN(f, &r, vec("stream"), NULL, "dump", "batch.dls", "--keyring", "keyring", "--human");
+    assert_int_equal(r.status, 0);
+    assert_int_equal(count_lines(r.out), 13);
+    assert_contains(r.out, "     1.2  batch     worker-east  verified");
+    assert_contains(r.out, "     4  envelope  worker-east  malformed");
+    assert_contains(r.out, "     6.1  batch     probe-5      wrong-key-kind");
+    result_free(&r);
+}
+
+/* Issue 12 item 11: a FIFO given as the keyring is refused at once (never
+ * blocks waiting for a writer), exit 1, one line naming the path. The child
+ * is killed after 5 s, which fails the test. */
+static void dump_fifo_keyring_refused(void **state)
+{
+    fixture *f = *state;
+    assert_int_equal(mkfifo(tmp(f, "kr.fifo"), 0600), 0);
+    const char *args[] = {"dump", vec("stream/three.dls"), "--keyring", "kr.fifo", NULL};
+    pid_t pid = start(f, f->dir, NULL, 0, args);
+    int st = 0;
+    pid_t got = 0;
+    for (int i = 0; i < 500 && got == 0; i++) {
+        got = waitpid(pid, &st, WNOHANG);
+        if (got == 0)
+            usleep(10000);
+    }
+    if (got == 0) {
+        kill(pid, SIGKILL);
+        waitpid(pid, &st, 0);
+        fail_msg("dump --keyring FIFO blocked");
+    }
+    assert_true(WIFEXITED(st));
+    assert_int_equal(WEXITSTATUS(st), 1);
+    char *err = read_file(tmp(f, ".stderr"), NULL);
+    assert_int_equal(count_lines(err), 1);
+    assert_contains(err, "kr.fifo: not a regular file");
+    free(err);
+}
+
+/* vectors README run-batch/ (attribution.md rev 4): the audit of a clean
+ * batch run exits 0 and prints audit.expect.jsonl's lease lines exactly;
+ * on the summary line summary, failures and exit. While the audit still
+ * reads batch envelopes as malformed (reports.forged.malformed > 0), this
+ * test is skipped: it waits for the audit's batch support (issue 13 item
+ * 1, audit side). */
+static void audit_vector_run_batch(void **state)
+{
+    fixture *f = *state;
+    json_t *args = json_load_file(vec("run-batch/args.json"), 0, NULL);
+    assert_non_null(args);
+    const char *argv[32];
+    size_t k = 0;
+    argv[k++] = "audit";
+    for (size_t i = 0; i < json_array_size(args) && k < 30; i++)
+        argv[k++] = json_string_value(json_array_get(args, i));
+    argv[k++] = "--json";
+    argv[k] = NULL;
+    result r;
+    run_in(f, &r, vec("run-batch"), NULL, argv);
+    json_decref(args);
+    size_t n = count_lines(r.out);
+    char *last = n ? nth_line(r.out, n - 1) : NULL;
+    json_t *sum = last ? parse(last) : NULL;
+    json_t *mal = sum ? json_object_get(json_object_get(json_object_get(sum, "reports"),
+                                                        "forged"),
+                                        "malformed")
+                      : NULL;
+    if (mal && json_integer_value(mal) > 0) {
+        print_message("SKIP: the audit reads batch envelopes as malformed (%lld records); "
+                      "waiting for the audit's batch support (issue 13 item 1)\n",
+                      (long long)json_integer_value(mal));
+        json_decref(sum);
+        free(last);
+        result_free(&r);
+        skip();
+    }
+    if (r.status != 0)
+        fail_msg("audit exited %d: %s\n%s", r.status, r.err, r.out);
+    char *want = read_file(vec("run-batch/audit.expect.jsonl"), NULL);
+    size_t wn = count_lines(want);
+    assert_int_equal(n, wn);
+    for (size_t i = 0; i + 1 < wn; i++) {
+        char *g = nth_line(r.out, i), *w = nth_line(want, i);
+        json_t *wj = parse(w);
+        assert_json_line(g, wj);
+        json_decref(wj);
+        free(g);
+        free(w);
+    }
+    char *wl = nth_line(want, wn - 1);
+    json_t *ws = parse(wl);
+    const char *keys[] = {"summary", "failures", "exit"};
+    for (int i = 0; i < 3; i++)
+        assert_true(ordered_equal(json_object_get(sum, keys[i]), json_object_get(ws, keys[i])));
+    json_decref(ws);
+    json_decref(sum);
+    free(wl);
+    free(last);
+    free(want);
+    result_free(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1289,6 +1458,11 @@ int main(void)
         cmocka_unit_test_setup_teardown(audit_vector_run_exits_0, setup, teardown),
         cmocka_unit_test_setup_teardown(config_errors_name_file_and_key, setup, teardown),
         cmocka_unit_test_setup_teardown(config_media_forms_accepted, setup, teardown),
+        cmocka_unit_test_setup_teardown(dump_batch_golden, setup, teardown),
+        cmocka_unit_test_setup_teardown(dump_batch_without_keyring_and_from, setup, teardown),
+        cmocka_unit_test_setup_teardown(dump_batch_human, setup, teardown),
+        cmocka_unit_test_setup_teardown(dump_fifo_keyring_refused, setup, teardown),
+        cmocka_unit_test_setup_teardown(audit_vector_run_batch, setup, teardown),
     };
     return cmocka_run_group_tests_name("cli", tests, NULL, NULL);
 }

@@ -99,7 +99,9 @@ DLS_EXPORT int dls_keyring_parse(dls_keyring **out, const char *text, size_t n,
 
 /* Reads and parses a keyring file (at most 16 MiB, read into wiped memory).
  * Errors: those of dls_keyring_parse, DLS_ERR_IO when it cannot be read
- * (w->sys_errno), DLS_ERR_TOOBIG for a larger file. */
+ * (w->sys_errno) or is not a regular file (a FIFO, device or directory is
+ * refused at once, never waited on: w->reason says so, w->sys_errno 0),
+ * DLS_ERR_TOOBIG for a larger file. */
 DLS_EXPORT int dls_keyring_load(dls_keyring **out, const char *path, dls_where *w);
 
 /* Adds one name. Errors: DLS_ERR_INVAL (invalid name or kind, NULL
@@ -145,8 +147,9 @@ DLS_EXPORT int dls_secret_from_seed(dls_secret **out, const char *name,
  * mode grants any access to group or others (mode & 077; w->reason says to
  * run `chmod 600 FILE`), DLS_ERR_KEYRING when malformed (w->line, w->offset
  * = column, w->reason) or when an Ed25519 secret's public half does not
- * match its seed, DLS_ERR_IO (w->sys_errno) when it cannot be opened or is
- * not a regular file, DLS_ERR_NOMEM, DLS_ERR_SODIUM. The file's bytes are
+ * match its seed, DLS_ERR_IO (w->sys_errno) when it cannot be opened, or
+ * (w->sys_errno 0) when it is not a regular file — a FIFO is refused at once,
+ * never waited on —, DLS_ERR_NOMEM, DLS_ERR_SODIUM. The file's bytes are
  * read into sodium_malloc memory and wiped. */
 DLS_EXPORT int dls_secret_load(dls_secret **out, const char *path, dls_where *w);
 
@@ -194,16 +197,80 @@ DLS_EXPORT int dls_envelope_seal(const dls_secret *s,
                                  const uint8_t *fact, size_t fact_len,
                                  uint8_t *out, size_t cap, size_t *len);
 
+/* ---- batch envelopes (attribution.md revision 4) ------------------------- */
+
+/* One author puts 1 … 4096 facts in one record under one tag:
+ *
+ *     {"dao.env/author": str, "dao.env/facts": [bin, …], "dao.env/sig"|"dao.env/mac": bin}
+ *
+ * signed (or MACed) over
+ *
+ *     M_batch = "daolease.batch.v1" || medium_id (16) || author_len (1) || author
+ *               || count (4, LE) || for each fact: len (4, LE) || fact
+ *
+ * A verified batch attributes every fact to its author, each as if it stood
+ * alone at the record's position, in array order, with its 0-based index:
+ * a fact's place is (position, index). Never on a journal (judge.md). */
+#define DLS_BATCH_PREFIX "daolease.batch.v1"
+#define DLS_BATCH_PREFIX_LEN 17
+#define DLS_BATCH_COUNT_MAX 4096      /* facts in one batch */
+#define DLS_BATCH_FACT_MAX 4096       /* bytes of one fact in a batch */
+#define DLS_BATCH_RECORD_MAX 65536    /* the whole envelope: the record limit */
+/* The longest M_batch of a batch envelope within DLS_BATCH_RECORD_MAX: each
+ * element's 4-byte length replaces a bin header of at least 2 bytes. */
+#define DLS_BATCH_MESSAGE_MAX                                                            \
+    (DLS_BATCH_PREFIX_LEN + 16 + 1 + DLS_NAME_MAX + 4 + DLS_BATCH_RECORD_MAX +           \
+     2 * DLS_BATCH_COUNT_MAX)
+
+/* Writes M_batch for (medium, author, facts[0..count)) into out[cap].
+ * Errors: DLS_ERR_INVAL (author not 1–64 bytes, count 0 or over
+ * DLS_BATCH_COUNT_MAX, NULL argument), DLS_ERR_TOOBIG (a fact over
+ * DLS_BATCH_FACT_MAX, or M_batch does not fit in cap). */
+DLS_EXPORT int dls_batch_message(const uint8_t medium_id[DLS_MEDIUM_ID_LEN],
+                                 const uint8_t *author, size_t author_len,
+                                 const dls_bytes *facts, size_t count,
+                                 uint8_t *out, size_t cap, size_t *len);
+
+/* The exact size of the batch envelope dls_batch_seal writes for these
+ * facts; 0 when the author is not 1–64 bytes, count is 0 or over
+ * DLS_BATCH_COUNT_MAX, or a fact is over DLS_BATCH_FACT_MAX. (It may exceed
+ * DLS_BATCH_RECORD_MAX: dls_batch_seal then refuses.) */
+DLS_EXPORT size_t dls_batch_size(size_t author_len, const dls_bytes *facts, size_t count,
+                                 dls_key_kind kind);
+
+/* The bytes a batch envelope grows by when one fact of fact_len bytes is
+ * added to count_before facts (its bin header and bytes, plus 2 when the
+ * array header grows from fixarray to array 16, at the 16th fact): lets a
+ * writer fill a batch up to DLS_BATCH_RECORD_MAX fact by fact, starting
+ * from dls_batch_size of its first fact. */
+DLS_EXPORT size_t dls_batch_fact_cost(size_t count_before, size_t fact_len);
+
+/* Wraps facts[0..count) (each the msgpack bytes of one fact, applied in
+ * array order) in one batch envelope signed or MACed by s for `medium_id`:
+ * keys in the order author, facts, sig|mac, shortest form (what every
+ * conforming writer produces byte for byte). Writes into out[cap], which
+ * must not overlap the facts. Allocates M_batch for the call (freed before
+ * returning). Errors: DLS_ERR_INVAL (count 0 or over DLS_BATCH_COUNT_MAX,
+ * NULL argument), DLS_ERR_TOOBIG (a fact over DLS_BATCH_FACT_MAX, the
+ * envelope over DLS_BATCH_RECORD_MAX, or over cap), DLS_ERR_NOMEM,
+ * DLS_ERR_SODIUM. */
+DLS_EXPORT int dls_batch_seal(const dls_secret *s,
+                              const uint8_t medium_id[DLS_MEDIUM_ID_LEN],
+                              const dls_bytes *facts, size_t count,
+                              uint8_t *out, size_t cap, size_t *len);
+
 /* ---- attribution of one record -------------------------------------------- */
 
 typedef enum dls_record_kind {
     DLS_REC_FACT = 0,   /* a bare fact (a map with no "dao.env/" key) */
-    DLS_REC_ENVELOPE,   /* a map with a "dao.env/" key */
+    DLS_REC_ENVELOPE,   /* a map with a "dao.env/" key (and every malformed batch) */
     DLS_REC_SEAL,       /* the stream seal record */
-    DLS_REC_MALFORMED   /* not exactly one msgpack map */
+    DLS_REC_MALFORMED,  /* not exactly one msgpack map */
+    DLS_REC_BATCH       /* a well-formed batch envelope (revision 4) */
 } dls_record_kind;
 
-/* cli.md's word for a kind: "fact", "envelope", "seal", "malformed". */
+/* cli.md's word for a kind: "fact", "envelope", "seal", "malformed",
+ * "batch". */
 DLS_EXPORT const char *dls_record_kind_name(dls_record_kind k);
 
 /* Why a record is attributed to nobody (cli.md's words). */
@@ -223,11 +290,32 @@ DLS_EXPORT const char *dls_why_name(dls_why w);
  * `author` under a medium resolver, from the resolver). */
 typedef struct dls_attribution {
     dls_record_kind kind;
-    bool attributed;     /* true: `author` is who authored `fact` */
+    bool attributed;     /* true: `author` is who authored `fact` (every fact of a batch) */
     dls_why why;
     dls_bytes author;    /* the verified author, or the name claimed (may be empty) */
-    dls_bytes fact;      /* the fact bytes (an envelope's inner fact, or the record) */
+    dls_bytes fact;      /* the fact bytes (an envelope's inner fact, or the record);
+                            empty for a batch: iterate with dls_facts_next */
+    uint32_t count;      /* facts the record carries: 1 for a bare fact or an
+                            envelope, 1 … 4096 for a well-formed batch, 0 for a
+                            seal, a malformed record or a malformed envelope */
 } dls_attribution;
+
+/* An iterator over the facts of one record, in array order, with their
+ * index: filled by dls_resolver_attribute_facts (the facts it attributes) or
+ * dls_record_facts (the facts as carried, unverified). Its slices borrow
+ * from the record bytes. Plain data: copy it to iterate twice. */
+typedef struct dls_facts {
+    const uint8_t *p;    /* the next element (batch) or the one fact */
+    const uint8_t *end;
+    uint32_t index;      /* the index the next fact will have */
+    uint32_t count;      /* facts in all (0: yields nothing) */
+    bool batch;          /* p walks bin elements; else [p, end) is one fact */
+} dls_facts;
+
+/* Yields the next fact and its 0-based index (the fact of a single envelope
+ * or a bare fact has index 0); false when there is none left. `index` may be
+ * NULL. Never allocates. */
+DLS_EXPORT bool dls_facts_next(dls_facts *it, dls_bytes *fact, uint32_t *index);
 
 /* Decodes an envelope or bare record without verifying: fills kind, author
  * (claimed), fact; `attributed` false; why DLS_WHY_MALFORMED for an
@@ -241,6 +329,13 @@ typedef struct dls_attribution {
  * envelope `author` and `fact` are set only when their key appears once with
  * the right type. Never allocates; O(n). */
 DLS_EXPORT void dls_record_classify(const uint8_t *rec, size_t n, dls_attribution *a);
+
+/* dls_record_classify, and *it set to iterate the facts the record carries
+ * without verifying them (a bare fact, an envelope's fact, a well-formed
+ * batch's elements; nothing for a seal or anything malformed). For tools
+ * that show what a record holds (`dump`) — never for counting. */
+DLS_EXPORT void dls_record_facts(const uint8_t *rec, size_t n, dls_attribution *a,
+                                 dls_facts *it);
 
 /* ---- resolvers ----------------------------------------------------------- */
 
@@ -270,19 +365,46 @@ DLS_EXPORT void dls_resolver_del(dls_resolver *r);
 /* The 16-byte medium id the resolver is bound to (borrowed). */
 DLS_EXPORT const uint8_t *dls_resolver_medium_id(const dls_resolver *r);
 
-/* Who authored this record, read from the resolver's medium? Fills *a:
+/* Who authored this record, read from the resolver's medium? One fact per
+ * record — the journal's rule. Fills *a:
  *  - seal: kind SEAL, not attributed, why NONE;
  *  - not a map: kind MALFORMED, why MALFORMED;
  *  - bare fact: under a medium resolver attributed to its party; under a
  *    signed one nobody, why BARE_FACT;
  *  - envelope: attributed when well-formed, its author is in the keyring,
  *    the tag kind matches the key kind and the tag verifies over M; else
- *    why MALFORMED, UNKNOWN_AUTHOR, WRONG_KEY_KIND or SIGNATURE.
+ *    why MALFORMED, UNKNOWN_AUTHOR, WRONG_KEY_KIND or SIGNATURE;
+ *  - batch envelope: kind BATCH, `count` its facts, NOT attributed, why
+ *    MALFORMED, without verifying (a batch on a journal is malformed,
+ *    judge.md). A reader of media that may carry batches (lease-fact and
+ *    tick media) calls dls_resolver_attribute_facts instead.
  * Costs one classification, one hash lookup, one copy into the scratch
- * buffer and one verification; never allocates. Uses the resolver's
- * scratch buffer: one thread at a time per resolver. */
+ * buffer (none for a MAC: its precomputed key state is kept in the keyring)
+ * and one verification; never allocates. Uses the resolver's scratch
+ * buffer: one thread at a time per resolver. */
 DLS_EXPORT void dls_resolver_attribute(dls_resolver *r, const uint8_t *rec, size_t n,
                                        dls_attribution *a);
+
+/* Attribution of a record of a lease-fact or tick medium, where a batch
+ * envelope may carry several facts (attribution.md revision 4). Fills *a as
+ * dls_resolver_attribute does, except that a well-formed batch is verified
+ * — ONE signature or MAC check over M_batch for all its facts — and is
+ * attributed (a->author, a->count) or not (why UNKNOWN_AUTHOR,
+ * WRONG_KEY_KIND, SIGNATURE). Sets *it to yield every attributed fact with
+ * its index: the record's one fact at index 0, or the batch's facts in
+ * array order; nothing when the record is not attributed. Usage:
+ *
+ *     dls_attribution a;  dls_facts it;  dls_bytes f;  uint32_t ix;
+ *     dls_resolver_attribute_facts(r, rec.p, rec.n, &a, &it);
+ *     if (!a.attributed) { count one forged record (a.why); continue; }
+ *     while (dls_facts_next(&it, &f, &ix))
+ *         apply(a.author, f, position, ix);   each fact as if alone
+ *
+ * A defective fact inside a verified batch is the caller's to count on its
+ * own; it does not stop the others. Never allocates; one thread at a time
+ * per resolver. */
+DLS_EXPORT void dls_resolver_attribute_facts(dls_resolver *r, const uint8_t *rec, size_t n,
+                                             dls_attribution *a, dls_facts *it);
 
 /* Assembly check: 0 when r is bound to `medium_id`; DLS_ERR_NORESOLVER when
  * r is NULL; DLS_ERR_RESOLVER_MEDIUM when bound to another medium (or
