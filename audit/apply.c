@@ -74,6 +74,7 @@ static void apply_renewal(dls_audit *a, size_t mix, const dls_attribution *at, c
      * previous observation (integer ns: d > floor(duration / 2)). */
     uint64_t now = a->last_now;
     bool late = dls_passed(l->last_obs, now, l->pub.duration_ns / 2);
+    au_sync(a, l); /* a gap drained before this record: unknown, then known */
     l->last_seq = f->seq;
     l->last_obs = now;
     l->unknown = false;
