@@ -74,6 +74,7 @@ static void apply_renewal(dls_audit *a, size_t mix, const dls_attribution *at, c
      * previous observation (integer ns: d > floor(duration / 2)). */
     uint64_t now = a->last_now;
     bool late = dls_passed(l->last_obs, now, l->pub.duration_ns / 2);
+    au_sync(a, l); /* a gap drained before this record: unknown, then known */
     l->last_seq = f->seq;
     l->last_obs = now;
     l->unknown = false;
@@ -123,27 +124,13 @@ static void apply_proposal(dls_audit *a, size_t mix, const dls_attribution *at, 
         a->nomem = true;
 }
 
-void au_apply_record(dls_audit *a, size_t mix, const dls_record *rec)
+/* One fact of an attributed record (a single envelope, a bare fact under a
+ * medium resolver, or one fact of a verified batch), as if it stood alone. */
+static void apply_fact(dls_audit *a, size_t mix, const dls_attribution *at, dls_bytes fact)
 {
-    audit_medium *m = &a->media[mix];
-    dls_attribution at;
-    a->sum.media_records++;
-    dls_resolver_attribute(m->res, rec->p, rec->n, &at);
-    if (at.kind == DLS_REC_SEAL)
-        return;
-    if (!at.attributed) {
-        switch (at.why) {
-        case DLS_WHY_BARE_FACT: a->forged[FORGED_BARE_FACT]++; break;
-        case DLS_WHY_SIGNATURE: a->forged[FORGED_SIGNATURE]++; break;
-        case DLS_WHY_UNKNOWN_AUTHOR: a->forged[FORGED_UNKNOWN_AUTHOR]++; break;
-        case DLS_WHY_WRONG_KEY_KIND: a->forged[FORGED_WRONG_KEY_KIND]++; break;
-        default: a->forged[FORGED_MALFORMED]++; break;
-        }
-        return;
-    }
     dls_fact f;
     dls_where w = {0};
-    int rc = dls_fact_decode(at.fact.p, at.fact.n, &f, &w);
+    int rc = dls_fact_decode(fact.p, fact.n, &f, &w);
     if (rc) {
         /* the rule the decoder names, as the judge counts it (rule 1 when
          * it names none) */
@@ -156,16 +143,46 @@ void au_apply_record(dls_audit *a, size_t mix, const dls_record *rec)
         a->ignored[IGNORED_NOT_LEASE_FACT]++;
         break;
     case DLS_FACT_RENEWAL:
-        apply_renewal(a, mix, &at, &f);
+        apply_renewal(a, mix, at, &f);
         break;
     case DLS_FACT_RELEASE:
-        apply_release(a, mix, &at, &f);
+        apply_release(a, mix, at, &f);
         break;
     case DLS_FACT_PROPOSAL:
-        apply_proposal(a, mix, &at, &f);
+        apply_proposal(a, mix, at, &f);
         break;
     default: /* grants, refusals, lapsed and ticks are not read from lease-fact media */
         a->ignored[IGNORED_MISPLACED]++;
         break;
     }
+}
+
+/* One record of a lease-fact medium. A batch envelope (attribution.md
+ * revision 4) is verified once for all its facts; each fact then counts as
+ * if it stood alone at (position, index), in array order — a defective one
+ * does not stop the others. A record attributed to nobody is one forged
+ * record, batch or not, as the judge counts it. Every record is verified
+ * exactly once: the audit reads each medium once, in order. */
+void au_apply_record(dls_audit *a, size_t mix, const dls_record *rec)
+{
+    audit_medium *m = &a->media[mix];
+    dls_attribution at;
+    dls_facts it;
+    a->sum.media_records++;
+    dls_resolver_attribute_facts(m->res, rec->p, rec->n, &at, &it);
+    if (at.kind == DLS_REC_SEAL)
+        return;
+    if (!at.attributed) {
+        switch (at.why) {
+        case DLS_WHY_BARE_FACT: a->forged[FORGED_BARE_FACT]++; break;
+        case DLS_WHY_SIGNATURE: a->forged[FORGED_SIGNATURE]++; break;
+        case DLS_WHY_UNKNOWN_AUTHOR: a->forged[FORGED_UNKNOWN_AUTHOR]++; break;
+        case DLS_WHY_WRONG_KEY_KIND: a->forged[FORGED_WRONG_KEY_KIND]++; break;
+        default: a->forged[FORGED_MALFORMED]++; break;
+        }
+        return;
+    }
+    dls_bytes fact;
+    while (dls_facts_next(&it, &fact, NULL))
+        apply_fact(a, mix, &at, fact);
 }

@@ -65,6 +65,7 @@ static void classify_one(dls_audit *a, const dls_amark *mk, audit_lease *l)
 {
     uint64_t pass = a->last_pass;
     dls_cause jd = l->jd_pass == pass ? l->jd_cause : DLS_CAUSE_NONE;
+    au_sync(a, l);
     if (l->unverifiable) { /* adopt the judge's conclusion */
         if (jd && !l->pending) {
             l->pending = true;
@@ -148,6 +149,7 @@ void au_classify_all(dls_audit *a, const dls_amark *mk)
         audit_lease *l = a->leases[a->live[i]];
         if (l->cand_pass == pass || l->pending || l->unverifiable)
             continue;
+        au_sync(a, l);
         if (classify(a, l, mk, DLS_CAUSE_NONE) != DLS_CAUSE_NONE) {
             fprintf(stderr, "DLS_AUDIT_CHECK: lease %llu due at pass %llu missed\n",
                     (unsigned long long)l->pub.lease, (unsigned long long)pass);

@@ -39,6 +39,10 @@ typedef struct audit_medium {
     uint64_t fail_last_pass;
     uint32_t fail_basis;
     uint64_t failing_pass;  /* the last pass whose errors list named it */
+    /* gaps the judge recorded, as an epoch: a lease whose `epoch` differs
+     * is unknown, resumed at gap_now (never a walk of the live leases) */
+    uint32_t gap_epoch;
+    uint64_t gap_now;
 } audit_medium;
 
 typedef struct audit_subject {
@@ -60,6 +64,7 @@ typedef struct audit_lease {
     uint64_t last_seq;
     bool unknown;
     uint64_t resumed;
+    uint32_t epoch;         /* its medium's gap epoch its evidence reflects */
     bool pending;
     dls_cause pending_cause;
     bool unverifiable;
@@ -189,6 +194,10 @@ audit_medium *au_medium_get(dls_audit *a, const uint8_t id[DLS_MEDIUM_ID_LEN], s
 void au_live_add(dls_audit *a, size_t ix);
 void au_live_remove(dls_audit *a, audit_lease *l);
 void au_mark_unknown(dls_audit *a, audit_lease *l);
+/* Brings a lease's evidence state up to its medium's gaps (a gap since its
+ * last sync makes it unknown, resumed at the gap's now). Call before
+ * reading or changing `unknown` / `resumed`. */
+void au_sync(dls_audit *a, audit_lease *l);
 void au_make_unverifiable(audit_lease *l);
 void au_span_unverifiable(dls_audit *a, size_t mix);
 audit_subject *au_subject_get(dls_audit *a, dls_bytes s, size_t *ixo);

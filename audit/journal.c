@@ -64,6 +64,8 @@ static void on_grant(dls_audit *a, const dls_fact *f)
     size_t mix = 0;
     audit_medium *m = au_medium_get(a, f->medium, &mix);
     l->medium_ix = mix;
+    if (m)
+        l->epoch = m->gap_epoch;
     if (m && !m->m) {
         l->pub.findings |= DLS_AUDIT_F_MISSING_MEDIUM;
         au_make_unverifiable(l);
@@ -111,6 +113,7 @@ static void on_lapsed(dls_audit *a, const dls_fact *f)
         return;
     }
     uint64_t pass = a->last_pass;
+    au_sync(a, l); /* its findings as of its lapse */
     l->pub.lapsed = au_point_now(a);
     l->pub.lapsed_cause = f->cause;
     /* A reclaim that was retried is judged at the pass whose due entry

@@ -128,8 +128,20 @@ void au_live_remove(dls_audit *a, audit_lease *l)
     a->leases[last]->live_pos = pos;
 }
 
+void au_sync(dls_audit *a, audit_lease *l)
+{
+    const audit_medium *m = &a->media[l->medium_ix];
+    if (l->epoch == m->gap_epoch)
+        return;
+    l->epoch = m->gap_epoch;
+    l->unknown = true;
+    l->resumed = m->gap_now;
+    l->pub.findings |= DLS_AUDIT_F_UNKNOWN;
+}
+
 void au_mark_unknown(dls_audit *a, audit_lease *l)
 {
+    au_sync(a, l);
     l->unknown = true;
     l->resumed = a->last_now;
     l->pub.findings |= DLS_AUDIT_F_UNKNOWN;

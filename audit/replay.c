@@ -334,11 +334,10 @@ void au_process_mark(dls_audit *a, const dls_amark *mk)
             sp.from = mk->gaps[g].from;
             sp.to = mk->gaps[g].to;
             APUSH(a, a->gaps, a->sum.n_gaps, a->cap_gaps, sp);
-            for (size_t k = 0; k < a->n_live; k++) {
-                audit_lease *l = a->leases[a->live[k]];
-                if (l->medium_ix == mix)
-                    au_mark_unknown(a, l);
-            }
+            /* every lease registered on the medium: an epoch, applied to
+             * each lease when it is next read (au_sync) */
+            a->media[mix].gap_epoch++;
+            a->media[mix].gap_now = a->last_now;
         }
         read_span(a, mix, mk, to);
         a->media[mix].drained = to;

@@ -182,6 +182,8 @@ void au_finish(dls_audit *a)
     for (size_t i = 0; i < a->n_leases; i++) {
         audit_lease *l = a->leases[i];
         dls_audit_lease *p = &l->pub;
+        if (l->live)
+            au_sync(a, l); /* a gap after its last reading */
         uint32_t f = p->findings;
         if (f & DLS_AUDIT_F_DOUBLE_GRANT)
             p->verdict = DLS_AUDIT_DOUBLE_GRANT;

@@ -733,11 +733,13 @@ static void cli_free(cli_out *r)
 /* cli.md `audit --json` on the vectors' run: exit 0; every lease line equal
  * to audit.expect.jsonl as parsed JSON, key order included; the summary's
  * summary, failures and exit (tests/vectors/README.md "run/"). */
-static void test_vector_run_cli(void **state)
+/* The binary on a vector run (tests/vectors/<sub>/): each lease line whole,
+ * key order included; the summary's summary, failures and exit, and with
+ * `reports` its late renewals and forged, defective and ignored counts. */
+static void check_vector_cli(const char *sub, bool reports)
 {
-    (void)state;
     char dir[1024], p[1200];
-    snprintf(dir, sizeof dir, "%s/run", vectors());
+    snprintf(dir, sizeof dir, "%s/%s", vectors(), sub);
     snprintf(p, sizeof p, "%s/args.json", dir);
     json_error_t je;
     json_t *args = json_load_file(p, 0, &je);
@@ -769,6 +771,11 @@ static void test_vector_run_cli(void **state)
             for (int k = 0; k < 3; k++)
                 if (!json_equal(json_object_get(e, keys[k]), json_object_get(g, keys[k])))
                     fail_msg("summary key %s differs: %s", keys[k], gl);
+            const char *rk[] = {"late_renewals", "forged", "defective", "ignored"};
+            for (int k = 0; reports && k < 4; k++)
+                if (!json_equal(json_object_get(json_object_get(e, "reports"), rk[k]),
+                                json_object_get(json_object_get(g, "reports"), rk[k])))
+                    fail_msg("reports key %s differs: %s", rk[k], gl);
             /* failures keep the order of cli.md */
             const char *fk[] = {"unjustified_lapse", "due_mismatch", "double_grant", "journal"};
             void *it = json_object_iter(json_object_get(g, "failures"));
@@ -796,6 +803,21 @@ static void test_vector_run_cli(void **state)
     free(expect);
     json_decref(args);
     cli_free(&r);
+}
+
+static void test_vector_run_cli(void **state)
+{
+    (void)state;
+    check_vector_cli("run", false);
+}
+
+/* attribution.md revision 4, batch envelopes: the facts of a verified batch
+ * count exactly as if each stood alone at (position, index), in array order
+ * (tests/vectors/run-batch/; issue 13 item 1, the audit's side). */
+static void test_vector_run_batch(void **state)
+{
+    (void)state;
+    check_vector_cli("run-batch", true);
 }
 
 /* ---- temporary directories -------------------------------------------------- */
@@ -2591,6 +2613,68 @@ static void test_new_journal_floor_from(void **state)
     assert_int_equal(dls_audit_summary_of(x->a)->journal_malformed, 1);
 }
 
+/* attribution.md revision 4: each fact of a verified batch counts as if it
+ * stood alone at (position, index), in array order — a defective element
+ * does not stop the others; a batch that fails to verify is one forged
+ * record. Planted on the base run: worker-west's renewal of lease 2 (seq 2)
+ * arrives in a batch beside a defective fact and a replayed renewal, drained
+ * at pass 6, so lease 2 is due by silence at pass 10, not 8; a forged batch
+ * of two renewals (seq 3, 4) changes nothing. */
+static void put_batch(tw *t, int medium, const dls_secret *s, const dls_fact *facts, size_t n,
+                      const uint8_t *raw, size_t raw_n)
+{
+    static uint8_t enc[8][DLS_FACT_MAX], env[DLS_RECORD_MAX];
+    dls_bytes fb[8];
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++, k++) {
+        size_t len = 0;
+        assert_int_equal(dls_fact_encode(&facts[i], enc[k], sizeof enc[k], &len), 0);
+        fb[k] = (dls_bytes){enc[k], len};
+    }
+    if (raw)
+        fb[k++] = (dls_bytes){raw, raw_n};
+    size_t len = 0;
+    assert_int_equal(dls_batch_seal(s, dls_medium_id(t->m[medium]), fb, k, env, sizeof env, &len),
+                     0);
+    append_raw(t->m[medium], env, len);
+}
+
+static void plant_batch(tw *t)
+{
+    base_media(t);
+    static const uint8_t not_a_map[] = {0x91, 0x01}; /* rule 1 */
+    dls_fact f[2];
+    dls_fact_renewal(&f[0], 2, 1); /* replayed */
+    dls_fact_renewal(&f[1], 2, 2); /* counted */
+    put_batch(t, WEST, t->west, f, 2, not_a_map, sizeof not_a_map);
+    dls_fact_renewal(&f[0], 2, 3);
+    dls_fact_renewal(&f[1], 2, 4);
+    put_batch(t, WEST, t->forger_west, f, 2, NULL, 0); /* does not verify */
+    base_journal(t, 1, 4, 0);
+    put_mark(t, &(mk){.pass = 6, .now_ms = 3729000, .drained = {5, 4}});
+    put_mark(t, &(mk){.pass = 8, .now_ms = 3730600, .drained = {5, 4}});
+    refusal(t, B(PROP_E2), "worker-east", "unavailable");
+    put_mark(t, &(mk){.pass = 9, .now_ms = 3731400, .drained = {7, 4}, .n_due = 1,
+                      .due = {{1, DLS_CAUSE_RELEASE}}});
+    lapsed(t, 1, DLS_CAUSE_RELEASE);
+    put_mark(t, &(mk){.pass = 10, .now_ms = 3732200, .drained = {8, 4}});
+}
+
+static void test_batch_facts_alone(void **state)
+{
+    dls_audit *a = fx_plant(state, plant_batch);
+    const dls_audit_summary *s = dls_audit_summary_of(a);
+    print_details(a);
+    assert_int_equal(lease_of(a, 2)->renewals, 2);
+    assert_int_equal(lease_of(a, 2)->verdict, DLS_AUDIT_LIVE); /* due after pass 10 */
+    assert_int_equal(count_of(s->defective, s->n_defective, "rule1"), 1);
+    assert_int_equal(count_of(s->ignored, s->n_ignored, "replayed"), 1);
+    assert_int_equal(count_of(s->forged, s->n_forged, "signature"), 1);
+    assert_int_equal(total_of(s->forged, s->n_forged), 1);
+    assert_int_equal(s->media_records, 12);
+    assert_int_equal(dls_audit_exit_status(a), 0);
+}
+
 /* ---- the judge and the audit count alike ------------------------------------ */
 
 /* The one test here whose journal the judge writes: the same doubly-bad
@@ -2879,6 +2963,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_vector_run_library),
         cmocka_unit_test(test_vector_run_cli),
+        cmocka_unit_test(test_vector_run_batch),
         cmocka_unit_test(test_writer_reproduces_vectors),
         cmocka_unit_test(test_base_run_clean),
         cmocka_unit_test_setup_teardown(test_fault_early_silence, fx_setup, fx_teardown),
@@ -2919,6 +3004,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_lapse_repeated, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_restart_kept, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_new_journal_floor_from, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_batch_facts_alone, fx_setup, fx_teardown),
         cmocka_unit_test(test_judge_and_audit_count_alike),
         cmocka_unit_test(test_golden_transcripts),
     };

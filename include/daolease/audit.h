@@ -14,11 +14,17 @@
  *   - every record on a lease-fact medium is stamped with the `now` of the
  *     first mark whose `drained` position for that medium covers it, and is
  *     applied in that pass, media in the mark's `drained` order;
- *   - at each mark the audit classifies every live lease granted before it
- *     (release, cap, policy — only from a `due` entry with cause policy —,
- *     silence with the unknown-evidence rule after gaps, restarts and basis
- *     changes), compares its newly due leases with the mark's `due` list and
- *     keeps its own classification afterwards;
+ *   - at each mark the audit classifies the live leases granted before it
+ *     that can be due (a deadline heap, the leases released in the pass and
+ *     those the `due` list names: O(facts + due) a mark, never a walk of
+ *     every live lease) — release, cap, policy (only from a `due` entry with
+ *     cause policy), silence with the unknown-evidence rule after gaps,
+ *     restarts (revision 4: only where the journal cannot vouch for the
+ *     evidence when the mark carries kept) and basis changes — compares its
+ *     newly due leases with the mark's `due` list and keeps its own
+ *     classification afterwards;
+ *   - each fact of a verified batch envelope counts as if alone at
+ *     (position, index);
  *   - tolerance and cadence are read from each mark.
  *
  * Usage:
