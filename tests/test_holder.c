@@ -2232,17 +2232,25 @@ typedef struct model_lease {
     uint64_t duration, max;
     bool bound_passed;
     bool released;
+    /* holder.md rev 4: ok renewals wait for a mark */
+    bool pend;           /* ok renewals no mark has drained yet ... */
+    uint64_t pend_max;   /* ... the newest one's reading */
+    bool snap;           /* drained by a mark the holder has not read yet */
+    uint64_t snap_max;
+    bool confirmed;
+    uint64_t conf;       /* the newest confirmed renewal's reading */
 } model_lease;
 
 #define MODEL_MAX 64
 
-/* The model's own bound (holder.md), written independently of the holder's
- * arithmetic: min(max(observed, last ok renewal) + d, observed + max). */
+/* The model's own bound (holder.md rev 4), written independently of the
+ * holder's arithmetic: min(max(observed, last confirmed renewal) + d,
+ * observed + max). */
 static uint64_t model_bound(const model_lease *l)
 {
     uint64_t base = l->observed;
-    if (l->renewed && l->last_ok > base)
-        base = l->last_ok;
+    if (l->confirmed && l->conf > base)
+        base = l->conf;
     uint64_t a = base + l->duration; /* readings stay far below 2^63 here */
     if (l->max != 0 && l->observed + l->max < a)
         a = l->observed + l->max;
@@ -2348,8 +2356,36 @@ static void run_property(uint64_t seed, int steps)
                 assert_true(rc == 0 || rc == DLS_ERR_IO || rc == DLS_ERR_NO_LEASE);
                 l->released = true;
             }
+        } else if (dice < 82) {
+            /* a pass mark draining the holder's medium: it confirms the ok
+             * renewals so far, at the holder's next step; one time in five
+             * with a gap over all of them instead (never confirmed) */
+            bool gap = rng_below(5) == 0;
+            mark_at(f, f->hmi->n, gap, 0, f->hmi->n, 0, f->grantor);
+            for (size_t k = 0; k < nm; k++) {
+                model_lease *l = &ml[k];
+                if (l->pend && !gap) {
+                    if (!l->snap || l->pend_max > l->snap_max)
+                        l->snap_max = l->pend_max;
+                    l->snap = true;
+                }
+                l->pend = false;
+            }
         } else if (dice < 90) {
             uint64_t before = f->now; /* the reading before any append of the step */
+            /* the step checks bounds first, then reads the marks: a lease
+             * past its bound is lost before any confirmation */
+            for (size_t k = 0; k < nm; k++) {
+                model_lease *l = &ml[k];
+                if (l->granted && before >= model_bound(l))
+                    l->bound_passed = true;
+                if (l->snap && !l->bound_passed && !l->released) {
+                    if (!l->confirmed || l->snap_max > l->conf)
+                        l->conf = l->snap_max;
+                    l->confirmed = true;
+                }
+                l->snap = false;
+            }
             int rc = dls_holder_step(f->h, &f->res);
             assert_int_equal(rc, 0);
             for (size_t e = 0; e < f->res.n_events; e++) {
@@ -2374,6 +2410,8 @@ static void run_property(uint64_t seed, int steps)
                     assert_true(before < prev);
                     l->renewed = true;
                     l->last_ok = before;
+                    l->pend = true;
+                    l->pend_max = before;
                     prop_stats.renewed++;
                 } else if (ev->kind == DLS_HOLDER_BOUND) {
                     assert_non_null(l);
