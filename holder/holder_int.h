@@ -54,7 +54,7 @@ typedef struct hprop {
 
 /* Ok renewals a pass mark has not confirmed yet, per lease: the newest are
  * kept (dropping the oldest only loses a confirmation: the safe side). */
-#define HLD_PENDING_MAX 16
+#define HLD_PENDING_MAX 8
 
 /* One record the step owes on the holder's medium (batch.c). */
 typedef struct howed {

@@ -1525,6 +1525,41 @@ static void test_confirmation_not_inside_gap(void **state)
     }
 }
 
+/* holder.md rev 4: the holder keeps the newest 8 unconfirmed renewals of a
+ * lease; a mark draining past all of them confirms the newest, so dropping
+ * the oldest loses nothing a later mark would not give. */
+static void test_pending_renewals_keep_newest(void **state)
+{
+    (void)state;
+    fx *f = fx_parts();
+    f->s.renew_interval_ns = 100 * MS;
+    fx_start(f);
+    uint8_t prop[18];
+    propose(f, 0, prop);
+    tick_at(f, 10 * S);
+    grant(f, f->grantor, 1, HOLDER, prop, 3 * S, 0, NULL);
+    step(f);
+    size_t renewed = 0;
+    for (uint64_t t = 10 * S + 100 * MS; t <= 11 * S + 500 * MS; t += 100 * MS) {
+        tick_at(f, t);
+        step(f);
+        renewed += count_events(f, DLS_HOLDER_RENEWED);
+    }
+    assert_int_equal(renewed, 15);
+    dls_holder_lease li;
+    assert_int_equal(dls_holder_lease_info(f->h, 1, &li), 0);
+    assert_int_equal(li.unconfirmed, 8);
+    assert_true(li.bound == 13 * S);
+    mark_all(f);
+    tick_at(f, 11 * S + 550 * MS);
+    step(f);
+    assert_int_equal(dls_holder_lease_info(f->h, 1, &li), 0);
+    assert_int_equal(li.unconfirmed, 0);
+    assert_true(li.confirmed && li.confirmed_renewal == 11 * S + 500 * MS);
+    assert_true(li.bound == 14 * S + 500 * MS);
+    fx_del(f);
+}
+
 /* holder.md rev 4: "a holder that sees its lease in a mark's due list stops
  * at once". */
 static void test_due_in_mark_stops_at_once(void **state)
@@ -2986,6 +3021,7 @@ int main(void)
         cmocka_unit_test(test_unconfirmed_renewals_extend_nothing),
         cmocka_unit_test(test_confirmation_by_position),
         cmocka_unit_test(test_confirmation_not_inside_gap),
+        cmocka_unit_test(test_pending_renewals_keep_newest),
         cmocka_unit_test(test_due_in_mark_stops_at_once),
         cmocka_unit_test(test_journal_gap_loses_every_lease),
         cmocka_unit_test(test_mark_continuation_waits),

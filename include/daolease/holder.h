@@ -446,7 +446,7 @@ typedef struct dls_holder_lease {
                                  (the reading before the newest confirmed
                                  renewal's append); valid when confirmed */
     uint64_t last_position;   /* the position of the last ok renewal (when renewed) */
-    size_t unconfirmed;       /* ok renewals not yet confirmed (at most 16 kept) */
+    size_t unconfirmed;       /* ok renewals not yet confirmed (at most 8 kept) */
 } dls_holder_lease;
 
 /* Fills *info for a tracked lease: 0, or DLS_ERR_NO_LEASE. */
