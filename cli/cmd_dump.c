@@ -27,6 +27,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <sodium.h>
+
 #include "cli/cli.h"
 #include "cli/proc.h"
 #include "cli/media.h"
@@ -229,12 +231,11 @@ static int human_row(dls_jbuf *b, uint64_t pos, const dls_dump_row *row,
         return put_fact(b, row, path, pos);
     /* Nothing decodable: show the start of the payload in hex. */
     char hex[HUMAN_HEX_MAX * 2 + 40];
-    size_t k = n < HUMAN_HEX_MAX ? n : HUMAN_HEX_MAX, at = 0;
-    at += (size_t)snprintf(hex, sizeof hex, "%zu bytes: ", n);
-    for (size_t i = 0; i < k; i++)
-        at += (size_t)snprintf(hex + at, sizeof hex - at, "%02x", rec[i]);
+    size_t k = n < HUMAN_HEX_MAX ? n : HUMAN_HEX_MAX;
+    size_t at = (size_t)snprintf(hex, sizeof hex, "%zu bytes: ", n);
+    sodium_bin2hex(hex + at, sizeof hex - at, rec, k);
     if (k < n)
-        snprintf(hex + at, sizeof hex - at, "...");
+        strcat(hex, "...");
     return dls_jbuf_puts(b, hex);
 }
 

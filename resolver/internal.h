@@ -10,6 +10,7 @@
 #include <sodium.h>
 
 #include "daolease/attrib.h"
+#include "vocab/where.h"
 
 /* ---- keyring-line grammar (keyring files and secret key files) ---------- */
 
@@ -41,9 +42,6 @@ int dls_key_line_parse(const uint8_t *line, size_t len, uint64_t lineno,
                        dls_line_kind lk, dls_key_line *kl, uint8_t *key_out,
                        dls_where *w);
 
-/* Sets *w (when w is not NULL) and returns code. */
-int dls_where_set(dls_where *w, int code, uint64_t line, uint64_t col,
-                  const char *reason);
 
 /* Reads a whole regular file of at most `max` bytes into sodium_malloc
  * memory (*buf, *n; free with sodium_free). When mode_out is not NULL it

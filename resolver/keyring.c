@@ -7,6 +7,7 @@
 #include <sodium.h>
 
 #include "vocab/htab.h"
+#include "vocab/vec.h"
 #include "resolver/internal.h"
 
 #define KEYRING_FILE_MAX ((size_t)16 << 20)
@@ -24,7 +25,7 @@ struct dls_keyring {
     atomic_uint refs;
     atomic_bool frozen;
     size_t count, cap;
-    kr_entry *ents;
+    dls_vec ents;    /* kr_entry, count in use (ents.n is not used) */
     uint8_t *keys;   /* sodium_malloc(cap * DLS_KEY_LEN), read-only between changes */
     /* MAC keys' HMAC states after absorbing the key (issue 13 item 4):
      * sodium_malloc(mac_cap * sizeof(mac_state)), read-only between changes,
@@ -59,10 +60,8 @@ static int reserve(dls_keyring *kr, size_t need)
     size_t ncap = kr->cap ? kr->cap * 2 : 8;
     if (ncap < need)
         ncap = need;
-    kr_entry *ne = realloc(kr->ents, ncap * sizeof *ne);
-    if (!ne)
+    if (dls_vec_reserve(&kr->ents, sizeof(kr_entry), ncap))
         return DLS_ERR_NOMEM;
-    kr->ents = ne;
     uint8_t *nk = sodium_malloc(ncap * DLS_KEY_LEN);
     if (!nk)
         return DLS_ERR_NOMEM;
@@ -114,7 +113,7 @@ static int insert(dls_keyring *kr, const uint8_t *name, size_t n, dls_key_kind k
     if (existed)
         return DLS_ERR_DUPLICATE;
     *slot = kr->count;
-    kr_entry *e = &kr->ents[kr->count];
+    kr_entry *e = &DLS_VEC_AT(kr->ents, kr_entry, kr->count);
     memcpy(e->name, name, n);
     e->name_len = (uint8_t)n;
     e->kind = (uint8_t)kind;
@@ -181,7 +180,10 @@ int dls_keyring_parse(dls_keyring **out, const char *text, size_t n, dls_where *
             continue;
         rc = insert(kr, kl.name, kl.name_len, kl.kind, key);
         if (rc == DLS_ERR_DUPLICATE) {
-            dls_where_set(w, rc, lineno, kl.name_col, "name listed twice");
+            dls_where_fill(w, rc,
+                           (dls_where){.line = lineno,
+                                       .offset = kl.name_col,
+                                       .reason = "name listed twice"});
             goto fail;
         }
         if (rc)
@@ -223,7 +225,7 @@ int dls_keyring_lookup(const dls_keyring *kr, const uint8_t *name, size_t name_l
     if (!idx)
         return DLS_ERR_NOTFOUND;
     if (kind)
-        *kind = (dls_key_kind)kr->ents[*idx].kind;
+        *kind = (dls_key_kind)DLS_VEC_AT(kr->ents, kr_entry, *idx).kind;
     if (key)
         *key = kr->keys + *idx * DLS_KEY_LEN;
     return 0;
@@ -237,7 +239,7 @@ int dls_keyring_find(const dls_keyring *kr, const uint8_t *name, size_t name_len
     const uint64_t *idx = dls_htab_find(&kr->index, name, name_len);
     if (!idx)
         return DLS_ERR_NOTFOUND;
-    const kr_entry *e = &kr->ents[*idx];
+    const kr_entry *e = &DLS_VEC_AT(kr->ents, kr_entry, *idx);
     ref->kind = (dls_key_kind)e->kind;
     ref->key = kr->keys + *idx * DLS_KEY_LEN;
     ref->mac_state = e->kind == DLS_KEY_MAC ? &kr->states[e->mac_ix] : NULL;
@@ -263,7 +265,7 @@ void dls_keyring_del(dls_keyring *kr)
     if (!kr || atomic_fetch_sub(&kr->refs, 1) != 1)
         return;
     dls_htab_free(&kr->index);
-    free(kr->ents);
+    dls_vec_free(&kr->ents);
     if (kr->keys)
         sodium_free(kr->keys);
     if (kr->states)

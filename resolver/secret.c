@@ -108,10 +108,15 @@ int dls_secret_parse(dls_secret **out, const uint8_t *text, size_t n, dls_where 
     const uint8_t *line;
     size_t len;
     if (!dls_text_next_line(text, n, &pos, &line, &len))
-        return dls_where_set(w, DLS_ERR_KEYRING, 1, 1, "empty secret key file");
+        return dls_where_fill(w, DLS_ERR_KEYRING,
+                              (dls_where){.line = 1,
+                                          .offset = 1,
+                                          .reason = "empty secret key file"});
     if (pos < n)
-        return dls_where_set(w, DLS_ERR_KEYRING, 2, 1,
-                             "a secret key file holds exactly one line");
+        return dls_where_fill(w, DLS_ERR_KEYRING,
+                              (dls_where){.line = 2,
+                                          .offset = 1,
+                                          .reason = "a secret key file holds exactly one line"});
     /* The key is decoded straight into the secret's own block. */
     dls_secret *s = sodium_malloc(sizeof *s);
     if (!s)
@@ -120,7 +125,10 @@ int dls_secret_parse(dls_secret **out, const uint8_t *text, size_t n, dls_where 
     dls_key_line kl;
     int rc = dls_key_line_parse(line, len, 1, DLS_LINE_SECRET, &kl, s->sk, w);
     if (rc == 0)
-        rc = dls_where_set(w, DLS_ERR_KEYRING, 1, 1, "no key line in the secret key file");
+        rc = dls_where_fill(w, DLS_ERR_KEYRING,
+                            (dls_where){.line = 1,
+                                        .offset = 1,
+                                        .reason = "no key line in the secret key file"});
     if (rc < 0) {
         sodium_free(s);
         return rc;
@@ -135,8 +143,11 @@ int dls_secret_parse(dls_secret **out, const uint8_t *text, size_t n, dls_where 
         sodium_memzero(sk2, sizeof sk2);
         if (sodium_memcmp(s->pub, s->sk + 32, DLS_KEY_LEN) != 0) {
             sodium_free(s);
-            return dls_where_set(w, DLS_ERR_KEYRING, 1, kl.name_col,
-                                 "the secret key's public half does not match its seed");
+            return dls_where_fill(
+                w, DLS_ERR_KEYRING,
+                (dls_where){.line = 1,
+                            .offset = kl.name_col,
+                            .reason = "the secret key's public half does not match its seed"});
         }
     } else {
         memcpy(s->pub, s->sk, DLS_KEY_LEN);
@@ -156,29 +167,22 @@ int dls_secret_load(dls_secret **out, const char *path, dls_where *w)
     unsigned mode = 0;
     int rc = dls_read_secret_file(path, SECRET_FILE_MAX, &buf, &n, &mode, w);
     if (rc == DLS_ERR_TOOBIG)
-        return dls_where_set(w, DLS_ERR_KEYRING, 2, 1,
-                             "a secret key file holds exactly one line");
+        return dls_where_fill(w, DLS_ERR_KEYRING,
+                              (dls_where){.line = 2,
+                                          .offset = 1,
+                                          .reason = "a secret key file holds exactly one line"});
     if (rc)
         return rc;
     if (mode & 077) {
         sodium_free(buf);
-        return dls_where_set(w, DLS_ERR_PERM, 0, 0,
-                             "secret key file is accessible by group or others "
-                             "(mode & 077); run `chmod 600 FILE`");
+        return dls_where_fill(w, DLS_ERR_PERM,
+                              (dls_where){.reason =
+                                              "secret key file is accessible by group or others "
+                                              "(mode & 077); run `chmod 600 FILE`"});
     }
     rc = dls_secret_parse(out, buf, n, w);
     sodium_free(buf);
     return rc;
-}
-
-static void hex_lower(char *out, const uint8_t *p, size_t n)
-{
-    static const char digits[] = "0123456789abcdef";
-    for (size_t i = 0; i < n; i++) {
-        out[2 * i] = digits[p[i] >> 4];
-        out[2 * i + 1] = digits[p[i] & 15];
-    }
-    out[2 * n] = '\0';
 }
 
 int dls_secret_keyring_line(const dls_secret *s, char *buf, size_t cap)
@@ -186,7 +190,7 @@ int dls_secret_keyring_line(const dls_secret *s, char *buf, size_t cap)
     if (!s || !buf)
         return DLS_ERR_INVAL;
     char hex[2 * DLS_KEY_LEN + 1];
-    hex_lower(hex, s->pub, DLS_KEY_LEN);
+    sodium_bin2hex(hex, sizeof hex, s->pub, DLS_KEY_LEN); /* lower case */
     int k = snprintf(buf, cap, "%s %s %s", s->name,
                      s->kind == DLS_KEY_ED25519 ? "ed25519" : "mac", hex);
     sodium_memzero(hex, sizeof hex); /* a MAC key is a secret too */
@@ -200,11 +204,7 @@ int dls_secret_keyring_line(const dls_secret *s, char *buf, size_t cap)
 
 static int io_fail(dls_where *w, const char *reason)
 {
-    int e = errno;
-    dls_where_set(w, DLS_ERR_IO, 0, 0, reason);
-    if (w)
-        w->sys_errno = e;
-    return DLS_ERR_IO;
+    return dls_where_fill(w, DLS_ERR_IO, (dls_where){.reason = reason, .sys_errno = errno});
 }
 
 /* fsync of the directory holding `path`, so that the new name is durable. */
@@ -243,7 +243,7 @@ int dls_secret_save(const dls_secret *s, const char *path, dls_where *w)
     uint8_t rnd[8];
     char rhex[17];
     randombytes_buf(rnd, sizeof rnd);
-    hex_lower(rhex, rnd, sizeof rnd);
+    sodium_bin2hex(rhex, sizeof rhex, rnd, sizeof rnd);
     snprintf(tmp, plen + 32, "%s.tmp-%s", path, rhex);
 
     /* "NAME ed25519-secret HEX128\n" at most 64 + 16 + 128 + 3 bytes. */
@@ -256,7 +256,7 @@ int dls_secret_save(const dls_secret *s, const char *path, dls_where *w)
     size_t klen = s->kind == DLS_KEY_ED25519 ? DLS_SECRET_KEY_LEN : DLS_KEY_LEN;
     int k = snprintf(text, cap, "%s %s ", s->name,
                      s->kind == DLS_KEY_ED25519 ? "ed25519-secret" : "mac-secret");
-    hex_lower(text + k, s->sk, klen);
+    sodium_bin2hex(text + k, cap - (size_t)k, s->sk, klen); /* fits: cap holds 2*64+1 */
     size_t len = (size_t)k + 2 * klen;
     text[len++] = '\n';
 
@@ -289,7 +289,8 @@ int dls_secret_save(const dls_secret *s, const char *path, dls_where *w)
     /* link() never replaces an existing file. */
     if (link(tmp, path) != 0) {
         if (errno == EEXIST) {
-            dls_where_set(w, DLS_ERR_EXISTS, 0, 0, "the key file exists already; not overwritten");
+            dls_where_fill(w, DLS_ERR_EXISTS,
+                           (dls_where){.reason = "the key file exists already; not overwritten"});
             rc = DLS_ERR_EXISTS;
         } else {
             rc = io_fail(w, "cannot create the key file");

@@ -10,19 +10,6 @@
 
 #include "resolver/internal.h"
 
-int dls_where_set(dls_where *w, int code, uint64_t line, uint64_t col,
-                  const char *reason)
-{
-    if (w) {
-        w->line = line;
-        w->offset = col;
-        w->reason = reason;
-        w->rule = 0;
-        w->sys_errno = 0;
-    }
-    return code;
-}
-
 bool dls_name_valid(const uint8_t *name, size_t n)
 {
     if (!name || n < 1 || n > DLS_NAME_MAX)
@@ -55,15 +42,26 @@ static bool blank(uint8_t c)
     return c == ' ' || c == '\t';
 }
 
-static int hexval(uint8_t c)
+/* The index of the first byte of p[0..n) that is not a hex digit (either
+ * case), or n, through libsodium's decoder (issue 14 item 6). n is at most
+ * a keyring line. sodium_hex2bin stops at the first invalid byte, but backs
+ * off one digit when it stops after an odd count: then p[k] is a digit and
+ * the byte after it is the culprit (or the end). */
+static size_t hex_prefix(const uint8_t *p, size_t n)
 {
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
+    uint8_t scratch[DLS_KEYRING_LINE_MAX / 2 + 1];
+    const char *end = (const char *)p;
+    size_t bin_len;
+    sodium_hex2bin(scratch, sizeof scratch, (const char *)p, n, NULL, &bin_len, &end);
+    sodium_memzero(scratch, sizeof scratch); /* key material */
+    size_t k = (size_t)(end - (const char *)p);
+    if (k < n) {
+        const char two[2] = {(char)p[k], (char)p[k]};
+        uint8_t one;
+        if (sodium_hex2bin(&one, 1, two, 2, NULL, NULL, NULL) == 0)
+            k++; /* p[k] is a digit: the one after it is not (or the end) */
+    }
+    return k;
 }
 
 typedef struct field {
@@ -102,7 +100,8 @@ static bool field_is(const field *f, const char *word)
 
 static int bad(dls_where *w, uint64_t line, size_t col, const char *reason)
 {
-    return dls_where_set(w, DLS_ERR_KEYRING, line, col, reason);
+    return dls_where_fill(w, DLS_ERR_KEYRING,
+                          (dls_where){.line = line, .offset = col, .reason = reason});
 }
 
 int dls_key_line_parse(const uint8_t *line, size_t len, uint64_t lineno,
@@ -149,17 +148,20 @@ int dls_key_line_parse(const uint8_t *line, size_t len, uint64_t lineno,
     if (nf < 3)
         return bad(w, lineno, len + 1, "missing key after the key kind");
     /* key: report the first bad digit before a wrong length */
-    for (size_t i = 0; i < f[2].n; i++)
-        if (hexval(f[2].p[i]) < 0)
-            return bad(w, lineno, f[2].col + i, "invalid hex digit in key");
+    size_t good = hex_prefix(f[2].p, f[2].n);
+    if (good < f[2].n)
+        return bad(w, lineno, f[2].col + good, "invalid hex digit in key");
     if (f[2].n != hexlen)
         return bad(w, lineno, f[2].col,
                    hexlen == 128 ? "secret key must be 128 hex digits"
                                  : "key must be 64 hex digits");
     if (nf > 3)
         return bad(w, lineno, f[3].col, "unexpected field after the key");
-    for (size_t i = 0; i < hexlen / 2; i++)
-        key_out[i] = (uint8_t)(hexval(f[2].p[2 * i]) << 4 | hexval(f[2].p[2 * i + 1]));
+    size_t key_len;
+    if (sodium_hex2bin(key_out, hexlen / 2, (const char *)f[2].p, f[2].n, NULL, &key_len,
+                       NULL) != 0 ||
+        key_len != hexlen / 2)
+        return bad(w, lineno, f[2].col, "invalid hex digit in key"); /* checked above */
     kl->name = f[0].p;
     kl->name_len = f[0].n;
     kl->name_col = f[0].col;
@@ -176,33 +178,27 @@ int dls_read_secret_file(const char *path, size_t max, uint8_t **buf, size_t *n,
      * (issue 12 item 11); the file is refused below unless regular, and
      * O_NONBLOCK does not change reads of a regular file. */
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-    if (fd < 0) {
-        int e = errno;
-        dls_where_set(w, DLS_ERR_IO, 0, 0, "cannot open the file");
-        if (w)
-            w->sys_errno = e;
-        return DLS_ERR_IO;
-    }
+    if (fd < 0)
+        return dls_where_fill(w, DLS_ERR_IO,
+                              (dls_where){.reason = "cannot open the file", .sys_errno = errno});
     struct stat st;
-    int e = 0;
-    if (fstat(fd, &st) != 0)
-        e = errno;
-    else if (!S_ISREG(st.st_mode))
-        e = EINVAL;
-    if (e) {
+    if (fstat(fd, &st) != 0) {
+        int e = errno;
         close(fd);
-        dls_where_set(w, DLS_ERR_IO, 0, 0,
-                      e == EINVAL ? "not a regular file (a FIFO, device or directory is refused)"
-                                  : "cannot stat the file");
-        if (w) /* no OS error for a non-regular file: the reason says it all */
-            w->sys_errno = e == EINVAL ? 0 : e;
-        return DLS_ERR_IO;
+        return dls_where_fill(w, DLS_ERR_IO,
+                              (dls_where){.reason = "cannot stat the file", .sys_errno = e});
+    }
+    if (!S_ISREG(st.st_mode)) { /* no OS error: the reason says it all */
+        close(fd);
+        return dls_where_fill(
+            w, DLS_ERR_IO,
+            (dls_where){.reason = "not a regular file (a FIFO, device or directory is refused)"});
     }
     if (mode_out)
         *mode_out = (unsigned)st.st_mode;
     if ((uint64_t)st.st_size > max) {
         close(fd);
-        return dls_where_set(w, DLS_ERR_TOOBIG, 0, 0, "file too large");
+        return dls_where_fill(w, DLS_ERR_TOOBIG, (dls_where){.reason = "file too large"});
     }
     size_t want = (size_t)st.st_size;
     uint8_t *b = sodium_malloc(want + 1);
@@ -221,10 +217,8 @@ int dls_read_secret_file(const char *path, size_t max, uint8_t **buf, size_t *n,
             int e = errno;
             close(fd);
             sodium_free(b);
-            dls_where_set(w, DLS_ERR_IO, 0, 0, "cannot read the file");
-            if (w)
-                w->sys_errno = e;
-            return DLS_ERR_IO;
+            return dls_where_fill(w, DLS_ERR_IO,
+                                  (dls_where){.reason = "cannot read the file", .sys_errno = e});
         }
         if (r == 0)
             break;
@@ -233,7 +227,8 @@ int dls_read_secret_file(const char *path, size_t max, uint8_t **buf, size_t *n,
     close(fd);
     if (got > want) {
         sodium_free(b);
-        return dls_where_set(w, DLS_ERR_IO, 0, 0, "the file changed while being read");
+        return dls_where_fill(w, DLS_ERR_IO,
+                              (dls_where){.reason = "the file changed while being read"});
     }
     *buf = b;
     *n = got;

@@ -1334,14 +1334,10 @@ static void dump_batch_human(void **state)
     result_free(&r);
 }
 
-/* Issue 12 item 11: a FIFO given as the keyring is refused at once (never
- * blocks waiting for a writer), exit 1, one line naming the path. The child
- * is killed after 5 s, which fails the test. */
-static void dump_fifo_keyring_refused(void **state)
+/* Runs args to completion within 5 s (else kills it and fails the test);
+ * answers the exit status, stderr in *err (malloc'd). */
+static int run_within_5s(const fixture *f, const char *const *args, char **err)
 {
-    fixture *f = *state;
-    assert_int_equal(mkfifo(tmp(f, "kr.fifo"), 0600), 0);
-    const char *args[] = {"dump", vec("stream/three.dls"), "--keyring", "kr.fifo", NULL};
     pid_t pid = start(f, f->dir, NULL, 0, args);
     int st = 0;
     pid_t got = 0;
@@ -1353,11 +1349,29 @@ static void dump_fifo_keyring_refused(void **state)
     if (got == 0) {
         kill(pid, SIGKILL);
         waitpid(pid, &st, 0);
-        fail_msg("dump --keyring FIFO blocked");
+        fail_msg("%s blocked for 5 s", args[0]);
     }
     assert_true(WIFEXITED(st));
-    assert_int_equal(WEXITSTATUS(st), 1);
-    char *err = read_file(tmp(f, ".stderr"), NULL);
+    *err = read_file(tmp(f, ".stderr"), NULL);
+    return WEXITSTATUS(st);
+}
+
+/* Issue 12 item 11: a FIFO given as the keyring (dump) or as the key
+ * (append) is refused at once — never blocks waiting for a writer —, exit
+ * 1, one line naming the path and the problem. */
+static void dump_fifo_keyring_refused(void **state)
+{
+    fixture *f = *state;
+    assert_int_equal(mkfifo(tmp(f, "kr.fifo"), 0600), 0);
+    const char *dump[] = {"dump", vec("stream/three.dls"), "--keyring", "kr.fifo", NULL};
+    char *err;
+    assert_int_equal(run_within_5s(f, dump, &err), 1);
+    assert_int_equal(count_lines(err), 1);
+    assert_contains(err, "kr.fifo: not a regular file");
+    free(err);
+    create_medium(f, "m.dls");
+    const char *append[] = {"append", "m.dls", "--as", "alice", "--key", "kr.fifo", NULL};
+    assert_int_equal(run_within_5s(f, append, &err), 1);
     assert_int_equal(count_lines(err), 1);
     assert_contains(err, "kr.fifo: not a regular file");
     free(err);

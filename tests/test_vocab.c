@@ -20,6 +20,8 @@
 #include "daolease/mark.h"
 #include "cli/json/json.h"
 #include "vocab/mp.h"
+#include "vocab/vec.h"
+#include "vocab/where.h"
 
 /* ---- helpers ------------------------------------------------------------- */
 
@@ -1474,6 +1476,74 @@ static void test_classify(void **state)
     assert_int_equal(dls_mark_classify(NULL, 0), DLS_MARK_REC_OTHER);
 }
 
+
+/* ---- shared helpers (issue 14 item 6) -------------------------------------- */
+
+/* vocab/vec.h: pushes keep order across growth, reserve is idempotent,
+ * an overflowing reserve fails and leaves the array as it was. */
+static void test_vec_helper(void **state)
+{
+    (void)state;
+    dls_vec v = {0};
+    for (uint32_t i = 0; i < 1000; i++) {
+        uint32_t *slot = dls_vec_push(&v, sizeof(uint32_t));
+        assert_non_null(slot);
+        *slot = i * 7;
+    }
+    assert_int_equal(v.n, 1000);
+    assert_true(v.cap >= 1000);
+    for (uint32_t i = 0; i < 1000; i++)
+        assert_int_equal(DLS_VEC_AT(v, uint32_t, i), i * 7);
+    size_t cap = v.cap;
+    void *p = v.p;
+    assert_int_equal(dls_vec_reserve(&v, sizeof(uint32_t), 10), 0);
+    assert_int_equal(v.cap, cap);
+    assert_int_equal(dls_vec_reserve(&v, sizeof(uint32_t), SIZE_MAX / 2), DLS_ERR_NOMEM);
+    assert_int_equal(dls_vec_reserve(&v, 16, SIZE_MAX / 8), DLS_ERR_NOMEM);
+    assert_ptr_equal(v.p, p);
+    assert_int_equal(v.cap, cap);
+    assert_int_equal(DLS_VEC_AT(v, uint32_t, 999), 999 * 7);
+    dls_vec_free(&v);
+    assert_null(v.p);
+    assert_int_equal(v.n, 0);
+    dls_vec_free(NULL);
+}
+
+/* vocab/where.h: one call sets every field (no stale reason, rule or errno
+ * survives) and returns the code; a NULL where is fine. */
+static void test_where_fill(void **state)
+{
+    (void)state;
+    dls_where w = {.offset = 9, .line = 9, .reason = "stale", .rule = 3, .sys_errno = 5};
+    assert_int_equal(dls_where_fill(&w, DLS_ERR_KEYRING,
+                                    (dls_where){.line = 2, .offset = 7, .reason = "bad"}),
+                     DLS_ERR_KEYRING);
+    assert_int_equal(w.line, 2);
+    assert_int_equal(w.offset, 7);
+    assert_string_equal(w.reason, "bad");
+    assert_int_equal(w.rule, 0);
+    assert_int_equal(w.sys_errno, 0);
+    assert_int_equal(dls_where_fill(NULL, DLS_ERR_IO, (dls_where){.sys_errno = 2}), DLS_ERR_IO);
+    /* a defective fact fills rule and offset; a good one clears it again */
+    uint8_t notmap[1] = {0x01};
+    dls_fact f;
+    assert_int_equal(dls_fact_decode(notmap, 1, &f, &w), DLS_ERR_RULE1);
+    assert_int_equal(w.rule, 1);
+    assert_non_null(w.reason);
+}
+
+/* include/daolease/fact.h: the time-unit constants agree with the units of
+ * vocabulary.md. */
+static void test_time_unit_constants(void **state)
+{
+    (void)state;
+    assert_int_equal(dls_unit_ns(DLS_UNIT_US), DLS_NS_PER_US);
+    assert_int_equal(dls_unit_ns(DLS_UNIT_MS), DLS_NS_PER_MS);
+    assert_int_equal(dls_unit_ns(DLS_UNIT_S), DLS_NS_PER_S);
+    assert_int_equal(dls_unit_ns(DLS_UNIT_MIN), 60 * DLS_NS_PER_S);
+    assert_int_equal(dls_unit_ns(DLS_UNIT_H), 3600 * DLS_NS_PER_S);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1492,6 +1562,9 @@ int main(void)
         cmocka_unit_test(test_mark_limit),
         cmocka_unit_test(test_mark_decode_errors),
         cmocka_unit_test(test_classify),
+        cmocka_unit_test(test_vec_helper),
+        cmocka_unit_test(test_where_fill),
+        cmocka_unit_test(test_time_unit_constants),
     };
     return cmocka_run_group_tests_name("vocab", tests, NULL, NULL);
 }

@@ -11,11 +11,11 @@ static const struct {
     uint64_t ns;
 } units[] = {
     [DLS_UNIT_NS] = {"ns", 1},
-    [DLS_UNIT_US] = {"us", 1000},
-    [DLS_UNIT_MS] = {"ms", 1000000},
-    [DLS_UNIT_S] = {"s", 1000000000},
-    [DLS_UNIT_MIN] = {"min", 60000000000},
-    [DLS_UNIT_H] = {"h", 3600000000000},
+    [DLS_UNIT_US] = {"us", DLS_NS_PER_US},
+    [DLS_UNIT_MS] = {"ms", DLS_NS_PER_MS},
+    [DLS_UNIT_S] = {"s", DLS_NS_PER_S},
+    [DLS_UNIT_MIN] = {"min", 60 * DLS_NS_PER_S},
+    [DLS_UNIT_H] = {"h", 3600 * DLS_NS_PER_S},
 };
 #define N_UNITS (sizeof units / sizeof units[0])
 

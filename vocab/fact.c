@@ -124,13 +124,8 @@ static int rule_code(int rule)
 
 static int fail(dls_where *w, int rule, size_t off, const char *why)
 {
-    if (w) {
-        memset(w, 0, sizeof *w);
-        w->offset = off;
-        w->reason = why;
-        w->rule = rule;
-    }
-    return rule_code(rule);
+    return dls_where_fill(w, rule_code(rule),
+                          (dls_where){.offset = off, .reason = why, .rule = rule});
 }
 
 /* The lowest-numbered problem met so far (earliest offset within a rule). */
@@ -398,9 +393,7 @@ int dls_fact_decode(const uint8_t *p, size_t n, dls_fact *f, dls_where *w)
         note(&pb, 5, val[K_LEASE], "lease on a proposal");
     if (pb.rule)
         return fail(w, pb.rule, pb.off, pb.why);
-    if (w)
-        memset(w, 0, sizeof *w);
-    return 0;
+    return dls_where_fill(w, 0, (dls_where){0}); /* success clears it */
 }
 
 /* ---- encoding ------------------------------------------------------------ */

@@ -9,6 +9,7 @@
 
 #include "daolease/fact.h"
 #include "vocab/mp.h"
+#include "vocab/where.h"
 
 /* A msgpack-c packer writing into a caller's fixed buffer: once a write
  * does not fit, `overflow` is set and everything after is dropped. */

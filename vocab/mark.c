@@ -200,12 +200,7 @@ size_t dls_mark_limit(size_t author_len)
 
 static int bad(dls_where *w, size_t off, const char *why)
 {
-    if (w) {
-        memset(w, 0, sizeof *w);
-        w->offset = off;
-        w->reason = why;
-    }
-    return DLS_ERR_MARK;
+    return dls_where_fill(w, DLS_ERR_MARK, (dls_where){.offset = off, .reason = why});
 }
 
 static int mark_key(const dls_mp_item *k)

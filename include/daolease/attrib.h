@@ -318,9 +318,14 @@ typedef struct dls_facts {
 DLS_EXPORT bool dls_facts_next(dls_facts *it, dls_bytes *fact, uint32_t *index);
 
 /* Decodes an envelope or bare record without verifying: fills kind, author
- * (claimed), fact; `attributed` false; why DLS_WHY_MALFORMED for an
+ * (claimed), fact, count; `attributed` false; why DLS_WHY_MALFORMED for an
  * envelope that is not well-formed and for kind DLS_REC_MALFORMED, else
- * DLS_WHY_NONE. An envelope is well-formed when it holds `dao.env/author`
+ * DLS_WHY_NONE. A well-formed batch envelope is kind DLS_REC_BATCH (fact
+ * empty, count its facts); a malformed one is kind DLS_REC_ENVELOPE, why
+ * MALFORMED, fact empty. A batch envelope is well-formed when it holds
+ * `dao.env/facts` (an array of 1 … 4096 bin of at most 4096 bytes each) and
+ * no `dao.env/fact`, is at most DLS_BATCH_RECORD_MAX bytes, and otherwise
+ * obeys the rules below. An envelope is well-formed when it holds `dao.env/author`
  * (str, 1–64 bytes), `dao.env/fact` (bin, at most DLS_ENVELOPE_FACT_MAX) and
  * exactly one of `dao.env/sig` (bin 64) and `dao.env/mac` (bin 32), no key
  * twice (keys compared as values: str and bin by type and bytes, integers

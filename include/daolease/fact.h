@@ -30,6 +30,12 @@ extern "C" {
 #define DLS_MEDIUM_ID_LEN 16
 #define DLS_NS_MAX 0x7fffffffffffffffull /* 2^63 − 1 */
 
+/* The time-unit constants: readings and durations are unsigned 64-bit
+ * nanoseconds everywhere (STYLE.md 4); spell conversions with these. */
+#define DLS_NS_PER_US UINT64_C(1000)
+#define DLS_NS_PER_MS UINT64_C(1000000)
+#define DLS_NS_PER_S UINT64_C(1000000000)
+
 /* ---- durations ---------------------------------------------------------- */
 
 typedef enum dls_unit {
