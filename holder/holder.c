@@ -206,6 +206,8 @@ static void drain_ticks(dls_holder *h, dls_holder_result *r)
             h->ticks_ended = true;
             break;
         }
+        if (nx == DLS_NEXT_ERROR && r)
+            r->tick_error = DLS_ERR_TRANSPORT; /* now stays: bounds still fall */
         if (nx != DLS_NEXT_OK)
             break; /* blocked, or transport-error: now stays */
         dls_attribution a;

@@ -353,6 +353,10 @@ typedef struct dls_holder_result {
                                 transport-error this step */
     uint64_t appends;        /* appends made to the holder's medium this step
                                 (renewals and retried releases; batch_max) */
+    int tick_error;          /* 0, or DLS_ERR_TRANSPORT when the tick cursor
+                                answered transport-error this step (now did
+                                not move: the bound is still judged on the
+                                newest reading observed) */
 } dls_holder_result;
 
 /* One step of the holder, in order:
