@@ -127,13 +127,12 @@ typedef struct dls_holder_settings {
     dls_holder_tolerance tolerance;
     uint64_t retention_ns;
     uint64_t judge_lag_ns;
+    uint64_t journal_lag_ns;
     bool accept_unsolicited;
     uint64_t lease_floor;
     size_t max_proposals;
     size_t max_leases;
     size_t journal_budget;
-    /* revision 4 (appended: the members above keep their offsets) */
-    uint64_t journal_lag_ns;
     size_t batch_max;
 } dls_holder_settings;
 
