@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "daolease/tick.h"
+#include "vocab/where.h"
 
 #define BOOT_ID_PATH "/proc/sys/kernel/random/boot_id"
 #define BOOT_ID_MAX 64
@@ -37,33 +38,11 @@ void dls_tick_settings_default(dls_tick_settings *s)
     s->basis = NULL;
 }
 
-static void where_set(dls_where *w, const char *reason, int err)
-{
-    if (!w)
-        return;
-    memset(w, 0, sizeof *w);
-    w->reason = reason;
-    w->sys_errno = err;
-}
-
-/* ns in one `unit`, or 0 for an unknown unit. */
-static uint64_t unit_ns(dls_unit unit)
-{
-    switch (unit) {
-    case DLS_UNIT_NS: return 1;
-    case DLS_UNIT_US: return 1000ull;
-    case DLS_UNIT_MS: return 1000000ull;
-    case DLS_UNIT_S: return 1000000000ull;
-    case DLS_UNIT_MIN: return 60000000000ull;
-    case DLS_UNIT_H: return 3600000000000ull;
-    }
-    return 0;
-}
 
 int dls_tick_fact(uint64_t reading_ns, dls_unit unit, uint8_t *out, size_t cap,
                   size_t *len)
 {
-    uint64_t per = unit_ns(unit);
+    uint64_t per = dls_unit_ns(unit);
     if (per == 0 || reading_ns > DLS_NS_MAX || !out || !len)
         return DLS_ERR_INVAL;
     dls_fact f;
@@ -113,10 +92,10 @@ int dls_tick_host_basis(char *buf, size_t cap, dls_where *w)
     if (!buf)
         return DLS_ERR_INVAL;
     int fd = open(BOOT_ID_PATH, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        where_set(w, "cannot open " BOOT_ID_PATH, errno);
-        return DLS_ERR_IO;
-    }
+    if (fd < 0)
+        return dls_where_fill(w, DLS_ERR_IO,
+                              (dls_where){.reason = "cannot open " BOOT_ID_PATH,
+                                          .sys_errno = errno});
     char id[BOOT_ID_MAX + 8];
     ssize_t got;
     do {
@@ -124,13 +103,13 @@ int dls_tick_host_basis(char *buf, size_t cap, dls_where *w)
     } while (got < 0 && errno == EINTR);
     int err = errno;
     close(fd);
-    if (got < 0) {
-        where_set(w, "cannot read " BOOT_ID_PATH, err);
-        return DLS_ERR_IO;
-    }
+    if (got < 0)
+        return dls_where_fill(w, DLS_ERR_IO,
+                              (dls_where){.reason = "cannot read " BOOT_ID_PATH,
+                                          .sys_errno = err});
     int rc = dls_tick_basis_format(buf, cap, id, (size_t)got, "CLOCK_MONOTONIC");
     if (rc == DLS_ERR_CONFIG)
-        where_set(w, BOOT_ID_PATH " does not hold a boot id", 0);
+        dls_where_fill(w, rc, (dls_where){.reason = BOOT_ID_PATH " does not hold a boot id"});
     return rc;
 }
 
@@ -146,24 +125,24 @@ int dls_tick_new(dls_tick **out, dls_medium *m, const dls_tick_settings *s,
         s = &def;
     }
     if (!m || (s->source != DLS_TICK_HOST && s->source != DLS_TICK_MANUAL) ||
-        unit_ns(s->unit) == 0) {
-        where_set(w, "a medium, a known source and a v1 unit are required", 0);
-        return DLS_ERR_INVAL;
-    }
+        dls_unit_ns(s->unit) == 0)
+        return dls_where_fill(
+            w, DLS_ERR_INVAL,
+            (dls_where){.reason = "a medium, a known source and a v1 unit are required"});
     dls_tick *t = calloc(1, sizeof *t);
     if (!t)
         return DLS_ERR_NOMEM;
     t->m = m;
     t->source = s->source;
     t->unit = s->unit;
-    t->unit_ns = unit_ns(s->unit);
+    t->unit_ns = dls_unit_ns(s->unit);
     t->signer = s->signer;
     int rc = 0;
     if (s->basis) {
         size_t n = strlen(s->basis);
         if (n == 0 || n >= DLS_TICK_BASIS_MAX) {
-            where_set(w, "a basis is 1-127 bytes", 0);
-            rc = DLS_ERR_INVAL;
+            rc = dls_where_fill(w, DLS_ERR_INVAL,
+                                (dls_where){.reason = "a basis is 1-127 bytes"});
         } else {
             memcpy(t->basis, s->basis, n + 1);
         }
@@ -224,7 +203,7 @@ int dls_tick_now(dls_tick *t, uint64_t *reading_ns)
     struct timespec ts;
     if (clock_gettime(CLOCK_MONOTONIC, &ts) != 0)
         return DLS_ERR_IO;
-    uint64_t ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+    uint64_t ns = (uint64_t)ts.tv_sec * DLS_NS_PER_S + (uint64_t)ts.tv_nsec;
     /* CLOCK_MONOTONIC never goes back; a floor to a coarse unit may equal
      * the last reading, which is valid (rule 7 allows equal readings). */
     if (t->have_last && ns < t->last)

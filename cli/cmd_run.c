@@ -25,7 +25,7 @@
 #include "daolease/holder.h"
 
 #define EXIT_NO_LEASE 75
-#define TURN_NS (5 * 1000000ull) /* the loop's longest sleep */
+#define TURN_NS (5 * DLS_NS_PER_MS) /* the loop's longest sleep */
 
 static const char usage_text[] =
     "usage: daolease run --config FILE --subject S [--duration D] [--wait D]\n"

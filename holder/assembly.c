@@ -7,6 +7,7 @@
 #include <sodium.h>
 
 #include "holder/holder_int.h"
+#include "vocab/where.h"
 
 static bool valid_name(const char *s, size_t *len)
 {
@@ -44,6 +45,12 @@ void dls_holder_settings_default(dls_holder_settings *s)
     s->batch_max = 1;
 }
 
+/* Fills w with a static reason; returns code. */
+static int refuse(dls_where *w, int code, const char *reason)
+{
+    return dls_where_fill(w, code, (dls_where){.reason = reason});
+}
+
 /* Reads the holder's own medium from 0 for its last proposal seq, and for
  * the largest lease id it renewed or released there (an earlier run's
  * leases, never taken up again unsolicited: their next renewals would start
@@ -61,8 +68,7 @@ static int read_own_seq(dls_holder *h, dls_where *w)
         rc = dls_keyring_new(&kr);
         if (rc == 0)
             rc = dls_keyring_add(kr, (const uint8_t *)h->name, h->name_len,
-                                 dls_secret_kind(h->secret),
-                                 dls_secret_public(h->secret));
+                                 dls_secret_kind(h->secret), dls_secret_public(h->secret));
         if (rc == 0)
             rc = dls_resolver_new_signed(&r, h->medium_id, kr);
     } else {
@@ -79,11 +85,10 @@ static int read_own_seq(dls_holder *h, dls_where *w)
         if (nx == DLS_NEXT_GAP)
             continue;
         if (nx == DLS_NEXT_ERROR) {
-            rc = DLS_ERR_TRANSPORT;
-            hld_where(w, "holder: its own medium cannot be read back for its last "
-                         "proposal seq (transport-error)");
-            if (w)
-                w->offset = dls_cursor_position(c);
+            rc = dls_where_fill(w, DLS_ERR_TRANSPORT,
+                                (dls_where){.offset = dls_cursor_position(c),
+                                            .reason = "holder: its own medium cannot be "
+                                                      "read back (transport-error)"});
             break;
         }
         dls_attribution a;
@@ -106,87 +111,69 @@ static int read_own_seq(dls_holder *h, dls_where *w)
     dls_cursor_del(c);
     dls_resolver_del(r);
     dls_keyring_del(kr);
-    if (rc != 0 && w && !w->reason)
-        w->reason = "holder: reading back its own medium failed";
+    if (rc != 0 && rc != DLS_ERR_TRANSPORT)
+        refuse(w, rc, "holder: reading back its own medium failed");
     return rc;
 }
 
 static int check_parts(const dls_holder_parts *p, dls_holder *h, dls_where *w)
 {
-    if (!p || !p->medium || !p->journal || !p->ticks) {
-        hld_where(w, "holder: a medium, a journal cursor and a tick cursor are required");
-        return DLS_ERR_INVAL;
-    }
+    if (!p || !p->medium || !p->journal || !p->ticks)
+        return refuse(w, DLS_ERR_INVAL,
+                      "holder: a medium, a journal cursor and a tick cursor are required");
     if (!valid_name(p->name, &h->name_len) || !valid_name(p->grantor, &h->grantor_len) ||
-        !valid_name(p->tick_party, &h->tick_party_len)) {
-        hld_where(w, "holder: the holder, grantor and tick party names must be 1-64 "
+        !valid_name(p->tick_party, &h->tick_party_len))
+        return refuse(w, DLS_ERR_INVAL,
+                      "holder: the holder, grantor and tick party names must be 1-64 "
                       "bytes of 0x21-0x7E or 0x80-0xFF");
-        return DLS_ERR_INVAL;
-    }
-    if (p->secret && strcmp(dls_secret_name(p->secret), p->name) != 0) {
-        hld_where(w, "holder: the secret belongs to another party than the holder's name");
-        return DLS_ERR_INVAL;
-    }
-    int rc = dls_resolver_check(p->journal_resolver,
-                                dls_medium_id(dls_cursor_medium(p->journal)));
-    if (rc != 0) {
-        hld_where(w, rc == DLS_ERR_NORESOLVER
+    if (p->secret && strcmp(dls_secret_name(p->secret), p->name) != 0)
+        return refuse(w, DLS_ERR_INVAL,
+                      "holder: the secret belongs to another party than the holder's name");
+    int rc = dls_resolver_check(p->journal_resolver, dls_medium_id(dls_cursor_medium(p->journal)));
+    if (rc != 0)
+        return refuse(w, rc,
+                      rc == DLS_ERR_NORESOLVER
                           ? "holder: the journal has no resolver"
                           : "holder: the journal's resolver is bound to another medium");
-        return rc;
-    }
     rc = dls_resolver_check(p->tick_resolver, dls_medium_id(dls_cursor_medium(p->ticks)));
-    if (rc != 0) {
-        hld_where(w, rc == DLS_ERR_NORESOLVER
+    if (rc != 0)
+        return refuse(w, rc,
+                      rc == DLS_ERR_NORESOLVER
                           ? "holder: the tick cursor has no resolver"
                           : "holder: the tick resolver is bound to another medium");
-        return rc;
-    }
     return 0;
 }
 
-int dls_holder_new(dls_holder **out, const dls_holder_parts *parts,
-                   const dls_holder_settings *s, const dls_holder_callbacks *cb,
-                   void *user_data, dls_where *w)
+int dls_holder_new(dls_holder **out, const dls_holder_parts *parts, const dls_holder_settings *s,
+                   const dls_holder_callbacks *cb, void *user_data, dls_where *w)
 {
-    if (w)
-        memset(w, 0, sizeof *w);
-    if (!out) {
-        hld_where(w, "holder: out is NULL");
-        return DLS_ERR_INVAL;
-    }
+    dls_where_fill(w, 0, (dls_where){0});
+    if (!out)
+        return refuse(w, DLS_ERR_INVAL, "holder: out is NULL");
     *out = NULL;
-    if (sodium_init() < 0) {
-        hld_where(w, "holder: libsodium failed to initialise");
-        return DLS_ERR_SODIUM;
-    }
+    if (sodium_init() < 0)
+        return refuse(w, DLS_ERR_SODIUM, "holder: libsodium failed to initialise");
     dls_holder_settings def;
     if (!s) {
         dls_holder_settings_default(&def);
         s = &def;
     }
-    if (s->max_proposals == 0 || s->max_leases == 0 ||
-        s->max_proposals > 1u << 20 || s->max_leases > 1u << 20 ||
-        s->renew_interval_ns > DLS_NS_MAX || s->batch_max == 0 ||
-        s->batch_max > DLS_BATCH_COUNT_MAX) {
-        hld_where(w, "holder: settings out of range (max_proposals and max_leases "
-                          "1..2^20, renew_interval_ns <= 2^63-1, batch_max 1..4096)");
-        return DLS_ERR_INVAL;
-    }
+    if (s->max_proposals == 0 || s->max_leases == 0 || s->max_proposals > 1u << 20 ||
+        s->max_leases > 1u << 20 || s->renew_interval_ns > DLS_NS_MAX || s->batch_max == 0 ||
+        s->batch_max > DLS_BATCH_COUNT_MAX)
+        return refuse(w, DLS_ERR_INVAL,
+                      "holder: settings out of range (max_proposals and max_leases "
+                      "1..2^20, renew_interval_ns <= 2^63-1, batch_max 1..4096)");
     dls_holder *h = calloc(1, sizeof *h);
-    if (!h) {
-        hld_where(w, "holder: out of memory");
-        return DLS_ERR_NOMEM;
-    }
+    if (!h)
+        return refuse(w, DLS_ERR_NOMEM, "holder: out of memory");
     int rc = check_parts(parts, h, w);
     if (rc != 0) {
         free(h);
         return rc;
     }
     rc = dls_holder_sizing_check(s, 0, 0,
-                                 dls_medium_retention(parts->medium) ==
-                                     DLS_RETAIN_EVICT_OLDEST,
-                                 w);
+                                 dls_medium_retention(parts->medium) == DLS_RETAIN_EVICT_OLDEST, w);
     if (rc != 0) {
         free(h);
         return rc;
@@ -208,9 +195,8 @@ int dls_holder_new(dls_holder **out, const dls_holder_parts *parts,
     h->props = calloc(s->max_proposals, sizeof *h->props);
     h->leases = calloc(s->max_leases, sizeof *h->leases);
     if (!h->props || !h->leases || hld_batch_init(h) != 0) {
-        hld_where(w, "holder: out of memory");
         dls_holder_del(h);
-        return DLS_ERR_NOMEM;
+        return refuse(w, DLS_ERR_NOMEM, "holder: out of memory");
     }
     rc = read_own_seq(h, w);
     if (rc != 0) {
@@ -230,7 +216,7 @@ void dls_holder_del(dls_holder *h)
     free(h->leases);
     free(h->props);
     hld_batch_fini(h);
-    free(h->ev);
+    dls_vec_free(&h->ev);
     sodium_memzero(h->msg, sizeof h->msg);
     free(h);
 }
@@ -239,19 +225,15 @@ void dls_holder_del(dls_holder *h)
 int dls_holder_rebind(dls_holder *h, dls_cursor *journal, dls_resolver *journal_resolver,
                       dls_where *w)
 {
-    if (w)
-        memset(w, 0, sizeof *w);
-    if (!h || !journal) {
-        hld_where(w, "holder: rebind needs the holder and a journal cursor");
-        return DLS_ERR_INVAL;
-    }
+    dls_where_fill(w, 0, (dls_where){0});
+    if (!h || !journal)
+        return refuse(w, DLS_ERR_INVAL, "holder: rebind needs the holder and a journal cursor");
     int rc = dls_resolver_check(journal_resolver, dls_medium_id(dls_cursor_medium(journal)));
-    if (rc != 0) {
-        hld_where(w, rc == DLS_ERR_NORESOLVER
-                         ? "holder: the journal has no resolver"
-                         : "holder: the journal's resolver is bound to another medium");
-        return rc;
-    }
+    if (rc != 0)
+        return refuse(w, rc,
+                      rc == DLS_ERR_NORESOLVER
+                          ? "holder: the journal has no resolver"
+                          : "holder: the journal's resolver is bound to another medium");
     /* Leases of the old journal: a held one runs out at its bound as
      * confirmed so far (never renewed or confirmed again: the new journal's
      * marks know nothing of it); the others can never see their lapsed. */

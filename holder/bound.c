@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "holder/holder_int.h"
+#include "vocab/where.h"
 
 uint64_t dls_holder_bound_of(uint64_t observed, bool renewed, uint64_t last_renewal,
                              uint64_t duration_ns, bool has_max, uint64_t max_ns)
@@ -31,9 +32,9 @@ void dls_holder_fmt_ns(char *buf, size_t cap, uint64_t ns)
     static const struct {
         const char *name;
         uint64_t ns;
-    } units[] = {{"h", 3600000000000ull}, {"min", 60000000000ull},
-                 {"s", 1000000000ull},    {"ms", 1000000ull},
-                 {"us", 1000ull},         {"ns", 1}};
+    } units[] = {{"h", 3600 * DLS_NS_PER_S}, {"min", 60 * DLS_NS_PER_S},
+                 {"s", DLS_NS_PER_S},        {"ms", DLS_NS_PER_MS},
+                 {"us", DLS_NS_PER_US},      {"ns", 1}};
     if (!buf || cap == 0)
         return;
     for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
@@ -240,16 +241,11 @@ int dls_holder_sizing_check(const dls_holder_settings *s, uint64_t duration_ns,
 {
     int rel;
     int rc = sizing(s, duration_ns, max_ns, evicts, NULL, 0, &rel);
-    if (w) {
-        memset(w, 0, sizeof *w);
-        if (rc == DLS_ERR_INVAL)
-            w->reason = "sizing: no settings";
-        else if (rc != 0) {
-            w->rule = rel;
-            w->reason = relation_reason[rel];
-        }
-    }
-    return rc;
+    if (rc == DLS_ERR_INVAL)
+        return dls_where_fill(w, rc, (dls_where){.reason = "sizing: no settings"});
+    if (rc != 0)
+        return dls_where_fill(w, rc, (dls_where){.rule = rel, .reason = relation_reason[rel]});
+    return dls_where_fill(w, 0, (dls_where){0});
 }
 
 int dls_holder_sizing_explain(const dls_holder_settings *s, uint64_t duration_ns,

@@ -17,17 +17,11 @@
 dls_holder_event *hld_event_push(dls_holder *h, dls_holder_event_kind kind,
                                     uint64_t lease, uint64_t proposal)
 {
-    if (h->nev == h->evcap) {
-        size_t cap = h->evcap ? h->evcap * 2 : 16;
-        dls_holder_event *ev = realloc(h->ev, cap * sizeof *ev);
-        if (!ev) {
-            h->events_lost++;
-            return NULL;
-        }
-        h->ev = ev;
-        h->evcap = cap;
+    dls_holder_event *e = dls_vec_push(&h->ev, sizeof *e);
+    if (!e) {
+        h->events_lost++;
+        return NULL;
     }
-    dls_holder_event *e = &h->ev[h->nev++];
     memset(e, 0, offsetof(dls_holder_event, text) + 1);
     e->kind = kind;
     e->lease = lease;
@@ -212,6 +206,8 @@ static void drain_ticks(dls_holder *h, dls_holder_result *r)
             h->ticks_ended = true;
             break;
         }
+        if (nx == DLS_NEXT_ERROR && r)
+            r->tick_error = DLS_ERR_TRANSPORT; /* now stays: bounds still fall */
         if (nx != DLS_NEXT_OK)
             break; /* blocked, or transport-error: now stays */
         dls_attribution a;
@@ -397,7 +393,7 @@ int dls_holder_step(dls_holder *h, dls_holder_result *res)
     if (!h || !res)
         return DLS_ERR_INVAL;
     memset(res, 0, sizeof *res);
-    h->nev = 0;
+    h->ev.n = 0;
     h->events_lost = 0;
     drain_ticks(h, res);
     if (h->has_now) {
@@ -405,8 +401,8 @@ int dls_holder_step(dls_holder *h, dls_holder_result *res)
         hld_drain_journal(h, res);
         renew_due(h, res);
     }
-    res->events = h->ev;
-    res->n_events = h->nev;
+    res->events = h->ev.p;
+    res->n_events = h->ev.n;
     res->has_now = h->has_now;
     res->now = h->now;
     res->journal_ended = h->journal_ended;

@@ -40,6 +40,7 @@ int hld_sizing_text(const dls_holder_settings *s, uint64_t duration_ns, uint64_t
 
 #include "daolease/attrib.h"
 #include "daolease/stream.h"
+#include "vocab/vec.h"
 
 #define PROP_ID_LEN 16
 #define PROP_ENC_LEN (2 + PROP_ID_LEN) /* bin 8 header + 16 bytes */
@@ -54,7 +55,7 @@ typedef struct hprop {
 
 /* Ok renewals a pass mark has not confirmed yet, per lease: the newest are
  * kept (dropping the oldest only loses a confirmation: the safe side). */
-#define HLD_PENDING_MAX 16
+#define HLD_PENDING_MAX 8
 
 /* One record the step owes on the holder's medium (batch.c). */
 typedef struct howed {
@@ -137,8 +138,7 @@ struct dls_holder {
     hlease *leases;
     size_t nleases;
 
-    dls_holder_event *ev;
-    size_t nev, evcap;
+    dls_vec ev;           /* this step's dls_holder_event */
     uint64_t events_lost;
 
     /* step 4's writes (batch.c) */
@@ -166,13 +166,6 @@ static inline void hld_say(char *msg, size_t cap, const char *text)
 {
     if (msg && cap > 0)
         snprintf(msg, cap, "%s", text);
-}
-
-/* Fills w (may be NULL) with a static reason. */
-static inline void hld_where(dls_where *w, const char *reason)
-{
-    if (w)
-        w->reason = reason;
 }
 
 /* Events of the current step (holder.c). */

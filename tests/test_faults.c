@@ -47,6 +47,8 @@
 #include "daolease/audit.h"
 #include "daolease/error.h"
 #include "daolease/fact.h"
+#include "daolease/holder.h"
+#include "daolease/mark.h"
 #include "daolease/judge.h"
 #include "daolease/stream.h"
 
@@ -676,6 +678,138 @@ static void test_fault_judge(void **state)
     assert_int_equal(rmdir(c.base), 0);
 }
 
+/* ---- 4b. the holder (holder.md): grants observed, one batch of renewals,
+ * a pass mark confirming them -------------------------------------------------- */
+
+/* One step; a cursor that could not read on (its buffer could not grow)
+ * answers transport-error in the result: counted as DLS_ERR_TRANSPORT. */
+static int holder_step(dls_holder *h, dls_holder_result *r)
+{
+    int rc = dls_holder_step(h, r);
+    if (rc == 0 && (r->tick_error || r->journal_error))
+        rc = DLS_ERR_TRANSPORT;
+    /* a renewal whose append failed (the batch envelope's M_batch could not
+     * be allocated) is reported in its event: the step's outcome */
+    for (size_t i = 0; rc == 0 && i < r->n_events; i++)
+        if (r->events[i].kind == DLS_HOLDER_RENEWAL_FAILED)
+            rc = r->events[i].error;
+    return rc;
+}
+
+static int sc_holder(void *vctx)
+{
+    (void)vctx;
+    dls_secret *grantor = NULL, *agent = NULL;
+    dls_keyring *kr = NULL;
+    dls_medium *journal = NULL, *tickm = NULL, *hm = NULL;
+    dls_resolver *jr = NULL, *tr = NULL;
+    dls_cursor *jc = NULL, *tc = NULL;
+    dls_holder *h = NULL;
+    int rc;
+    uint8_t seed[32];
+    memset(seed, 7, sizeof seed);
+    TRY(dls_secret_from_seed(&grantor, "arbiter", DLS_KEY_ED25519, seed));
+    memset(seed, 0x41, sizeof seed);
+    TRY(dls_secret_from_seed(&agent, "agent-1", DLS_KEY_ED25519, seed));
+    TRY(dls_keyring_new(&kr));
+    TRY(dls_keyring_add(kr, (const uint8_t *)"arbiter", 7, DLS_KEY_ED25519,
+                        dls_secret_public(grantor)));
+    dls_medium_settings ms;
+    dls_medium_settings_default(&ms);
+    ms.ring_capacity = 64;
+    TRY(dls_ring_new(&journal, &ms));
+    TRY(dls_ring_new(&tickm, &ms));
+    TRY(dls_ring_new(&hm, &ms));
+    TRY(dls_resolver_new_signed(&jr, dls_medium_id(journal), kr));
+    TRY(dls_resolver_new_medium(&tr, dls_medium_id(tickm), "ticker", NULL));
+    TRY(dls_cursor_new(&jc, journal, 0));
+    TRY(dls_cursor_new(&tc, tickm, 0));
+    dls_holder_parts parts = {
+        .name = "agent-1", .secret = agent, .medium = hm, .grantor = "arbiter",
+        .journal = jc, .journal_resolver = jr, .ticks = tc, .tick_resolver = tr,
+        .tick_party = "ticker",
+    };
+    dls_holder_settings s;
+    dls_holder_settings_default(&s);
+    s.batch_max = 8;
+    TRY(dls_holder_new(&h, &parts, &s, NULL, NULL, NULL));
+    /* three unsolicited grants, observed at 1 s */
+    uint8_t sb[32];
+    size_t sn;
+    TRY(dls_value_str(sb, sizeof sb, "queue/a", 7, &sn));
+    for (uint64_t id = 1; id <= 3; id++) {
+        dls_fact g;
+        dls_duration d;
+        TRY(dls_duration_make(&d, DLS_UNIT_S, 3));
+        dls_fact_grant(&g, id, (dls_bytes){sb, sn}, (dls_bytes){(const uint8_t *)"agent-1", 7},
+                       d, dls_medium_id(hm));
+        TRY(append_fact(journal, &g, grantor));
+    }
+    TRY(tick(tickm, 1000));
+    dls_holder_result r;
+    TRY(holder_step(h, &r));
+    if (r.n_events != 3) {
+        rc = WRONG_RESULT;
+        goto out;
+    }
+    /* at 2 s all three renew in one batch envelope */
+    TRY(tick(tickm, 2000));
+    TRY(holder_step(h, &r));
+    if (r.appends != 1 || r.n_events != 3) {
+        rc = WRONG_RESULT;
+        goto out;
+    }
+    /* a mark drains past it: every renewal confirmed, bounds at 5 s */
+    dls_holder_lease li;
+    TRY(dls_holder_lease_info(h, 3, &li));
+    dls_mark_pos dp;
+    memcpy(dp.medium, dls_medium_id(hm), DLS_MEDIUM_ID_LEN);
+    dp.position = li.last_position + 1;
+    dls_mark m = {.pass = 1, .now_ns = 2000 * DLS_MS, .basis = {(const uint8_t *)"b", 1},
+                  .tolerance_ns = 250 * DLS_MS, .cadence_ns = 100 * DLS_MS,
+                  .drained = &dp, .n_drained = 1};
+    dls_mark_writer wr = {0};
+    uint8_t mb[256], env[512];
+    size_t mn, en;
+    if (dls_mark_encode_next(&m, &wr, mb, sizeof mb, &mn) != 1) {
+        rc = WRONG_RESULT;
+        goto out;
+    }
+    TRY(dls_envelope_seal(grantor, dls_medium_id(journal), mb, mn, env, sizeof env, &en));
+    TRY(dls_medium_append(journal, env, en, NULL, NULL));
+    TRY(tick(tickm, 2100));
+    TRY(holder_step(h, &r));
+    for (uint64_t id = 1; id <= 3; id++) {
+        TRY(dls_holder_lease_info(h, id, &li));
+        if (!li.confirmed || li.bound != 5000 * DLS_MS) {
+            rc = WRONG_RESULT;
+            goto out;
+        }
+    }
+out:
+    dls_holder_del(h);
+    dls_cursor_del(tc);
+    dls_cursor_del(jc);
+    dls_resolver_del(tr);
+    dls_resolver_del(jr);
+    dls_medium_del(hm);
+    dls_medium_del(tickm);
+    dls_medium_del(journal);
+    dls_keyring_del(kr);
+    dls_secret_del(agent);
+    dls_secret_del(grantor);
+    return rc;
+}
+
+static void test_fault_holder(void **state)
+{
+    (void)state;
+    /* holder.h: assembly and the step answer DLS_ERR_NOMEM (a step whose
+     * events could not all be recorded still completed) */
+    const int ok[] = {DLS_ERR_NOMEM, DLS_ERR_TRANSPORT};
+    fault_loop("holder", sc_holder, NULL, ok, sizeof ok / sizeof ok[0]);
+}
+
 /* ---- 5. the audit (audit.md) over tests/vectors/run ------------------------------------------------- */
 
 typedef struct audit_ctx {
@@ -740,6 +874,7 @@ int main(void)
         cmocka_unit_test(test_fault_rule6),
         cmocka_unit_test(test_fault_ring),
         cmocka_unit_test(test_fault_judge),
+        cmocka_unit_test(test_fault_holder),
         cmocka_unit_test(test_fault_audit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -19,6 +19,19 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#ifdef DLS_HAVE_REDIS
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <hiredis.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include "daolease/redis.h"
+#endif
 #include <cmocka.h>
 
 #include <sodium.h>
@@ -1525,6 +1538,41 @@ static void test_confirmation_not_inside_gap(void **state)
     }
 }
 
+/* holder.md rev 4: the holder keeps the newest 8 unconfirmed renewals of a
+ * lease; a mark draining past all of them confirms the newest, so dropping
+ * the oldest loses nothing a later mark would not give. */
+static void test_pending_renewals_keep_newest(void **state)
+{
+    (void)state;
+    fx *f = fx_parts();
+    f->s.renew_interval_ns = 100 * MS;
+    fx_start(f);
+    uint8_t prop[18];
+    propose(f, 0, prop);
+    tick_at(f, 10 * S);
+    grant(f, f->grantor, 1, HOLDER, prop, 3 * S, 0, NULL);
+    step(f);
+    size_t renewed = 0;
+    for (uint64_t t = 10 * S + 100 * MS; t <= 11 * S + 500 * MS; t += 100 * MS) {
+        tick_at(f, t);
+        step(f);
+        renewed += count_events(f, DLS_HOLDER_RENEWED);
+    }
+    assert_int_equal(renewed, 15);
+    dls_holder_lease li;
+    assert_int_equal(dls_holder_lease_info(f->h, 1, &li), 0);
+    assert_int_equal(li.unconfirmed, 8);
+    assert_true(li.bound == 13 * S);
+    mark_all(f);
+    tick_at(f, 11 * S + 550 * MS);
+    step(f);
+    assert_int_equal(dls_holder_lease_info(f->h, 1, &li), 0);
+    assert_int_equal(li.unconfirmed, 0);
+    assert_true(li.confirmed && li.confirmed_renewal == 11 * S + 500 * MS);
+    assert_true(li.bound == 14 * S + 500 * MS);
+    fx_del(f);
+}
+
 /* holder.md rev 4: "a holder that sees its lease in a mark's due list stops
  * at once". */
 static void test_due_in_mark_stops_at_once(void **state)
@@ -2232,17 +2280,25 @@ typedef struct model_lease {
     uint64_t duration, max;
     bool bound_passed;
     bool released;
+    /* holder.md rev 4: ok renewals wait for a mark */
+    bool pend;           /* ok renewals no mark has drained yet ... */
+    uint64_t pend_max;   /* ... the newest one's reading */
+    bool snap;           /* drained by a mark the holder has not read yet */
+    uint64_t snap_max;
+    bool confirmed;
+    uint64_t conf;       /* the newest confirmed renewal's reading */
 } model_lease;
 
 #define MODEL_MAX 64
 
-/* The model's own bound (holder.md), written independently of the holder's
- * arithmetic: min(max(observed, last ok renewal) + d, observed + max). */
+/* The model's own bound (holder.md rev 4), written independently of the
+ * holder's arithmetic: min(max(observed, last confirmed renewal) + d,
+ * observed + max). */
 static uint64_t model_bound(const model_lease *l)
 {
     uint64_t base = l->observed;
-    if (l->renewed && l->last_ok > base)
-        base = l->last_ok;
+    if (l->confirmed && l->conf > base)
+        base = l->conf;
     uint64_t a = base + l->duration; /* readings stay far below 2^63 here */
     if (l->max != 0 && l->observed + l->max < a)
         a = l->observed + l->max;
@@ -2348,8 +2404,36 @@ static void run_property(uint64_t seed, int steps)
                 assert_true(rc == 0 || rc == DLS_ERR_IO || rc == DLS_ERR_NO_LEASE);
                 l->released = true;
             }
+        } else if (dice < 82) {
+            /* a pass mark draining the holder's medium: it confirms the ok
+             * renewals so far, at the holder's next step; one time in five
+             * with a gap over all of them instead (never confirmed) */
+            bool gap = rng_below(5) == 0;
+            mark_at(f, f->hmi->n, gap, 0, f->hmi->n, 0, f->grantor);
+            for (size_t k = 0; k < nm; k++) {
+                model_lease *l = &ml[k];
+                if (l->pend && !gap) {
+                    if (!l->snap || l->pend_max > l->snap_max)
+                        l->snap_max = l->pend_max;
+                    l->snap = true;
+                }
+                l->pend = false;
+            }
         } else if (dice < 90) {
             uint64_t before = f->now; /* the reading before any append of the step */
+            /* the step checks bounds first, then reads the marks: a lease
+             * past its bound is lost before any confirmation */
+            for (size_t k = 0; k < nm; k++) {
+                model_lease *l = &ml[k];
+                if (l->granted && before >= model_bound(l))
+                    l->bound_passed = true;
+                if (l->snap && !l->bound_passed && !l->released) {
+                    if (!l->confirmed || l->snap_max > l->conf)
+                        l->conf = l->snap_max;
+                    l->confirmed = true;
+                }
+                l->snap = false;
+            }
             int rc = dls_holder_step(f->h, &f->res);
             assert_int_equal(rc, 0);
             for (size_t e = 0; e < f->res.n_events; e++) {
@@ -2374,6 +2458,8 @@ static void run_property(uint64_t seed, int steps)
                     assert_true(before < prev);
                     l->renewed = true;
                     l->last_ok = before;
+                    l->pend = true;
+                    l->pend_max = before;
                     prop_stats.renewed++;
                 } else if (ev->kind == DLS_HOLDER_BOUND) {
                     assert_non_null(l);
@@ -2462,13 +2548,14 @@ static int owner_reclaim(void *ud, dls_bytes subject, uint64_t lease, dls_cause 
     return DLS_RECLAIM_DONE;
 }
 
-typedef enum duo_medium { HM_RING, HM_FILE, HM_TEST } duo_medium;
+typedef enum duo_medium { HM_RING, HM_FILE, HM_TEST, HM_REDIS } duo_medium;
 
 typedef struct duo {
     char dir[64];
     char path[96];
     char hpath[96];    /* the holder's medium, for HM_FILE */
     testmed *hmi;      /* for HM_TEST */
+    char url[96];      /* for HM_REDIS */
     dls_secret *grantor, *agent;
     dls_keyring *kr;
     dls_medium *journal, *tm, *hm;
@@ -2481,9 +2568,13 @@ typedef struct duo {
     uint64_t now;
 } duo;
 
+static const char *duo_new_url; /* the Redis medium's URL for HM_REDIS */
+
 static void duo_new_on(duo *d, bool secret_agent, duo_medium kind)
 {
     memset(d, 0, sizeof *d);
+    if (duo_new_url)
+        snprintf(d->url, sizeof d->url, "%s", duo_new_url);
     snprintf(d->dir, sizeof d->dir, "/tmp/dls-holder-XXXXXX");
     assert_non_null(mkdtemp(d->dir));
     snprintf(d->path, sizeof d->path, "%s/journal.dls", d->dir);
@@ -2507,6 +2598,14 @@ static void duo_new_on(duo *d, bool secret_agent, duo_medium kind)
         assert_int_equal(dls_medium_create(&d->hm, DLS_MEDIUM_FILE, d->hpath, &ms, NULL), 0);
     } else if (kind == HM_TEST) {
         d->hm = testmed_new(&d->hmi, 0x42);
+#ifdef DLS_HAVE_REDIS
+    } else if (kind == HM_REDIS) {
+        dls_where rw = {0};
+        int rrc = dls_redis_create(&d->hm, d->url, NULL, &rw);
+        if (rrc != 0)
+            fail_msg("dls_redis_create %s: %s: %s", d->url, dls_strerror(rrc),
+                     rw.reason ? rw.reason : "");
+#endif
     } else {
         assert_int_equal(dls_ring_new(&d->hm, &ms), 0);
     }
@@ -2821,6 +2920,192 @@ static void test_holder_stops_before_reclaim_under_faults(void **state)
     }
 }
 
+#ifdef DLS_HAVE_REDIS
+/* ---- a redis-server of the test's own (for the Redis case of issue 12
+ * item 7), skipped when /usr/bin/redis-server is missing -------------------- */
+
+static int redis_free_port(void)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return -1;
+    struct sockaddr_in a;
+    memset(&a, 0, sizeof a);
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t l = sizeof a;
+    int port = -1;
+    if (bind(fd, (struct sockaddr *)&a, sizeof a) == 0 &&
+        getsockname(fd, (struct sockaddr *)&a, &l) == 0)
+        port = ntohs(a.sin_port);
+    close(fd);
+    return port;
+}
+
+static redisContext *redis_connect(int port)
+{
+    struct timeval tv = {1, 0};
+    redisContext *c = redisConnectWithTimeout("127.0.0.1", port, tv);
+    if (c && c->err) {
+        redisFree(c);
+        return NULL;
+    }
+    if (c)
+        redisSetTimeout(c, tv);
+    return c;
+}
+
+/* Starts redis-server (no persistence) on a free port: its pid, the port in
+ * *port, a connection in *adm; -1 when it cannot be started. */
+static pid_t redis_start(int *port, redisContext **adm)
+{
+    for (int attempt = 0; attempt < 5; attempt++) {
+        *port = redis_free_port();
+        if (*port <= 0)
+            return -1;
+        char ps[16];
+        snprintf(ps, sizeof ps, "%d", *port);
+        pid_t pid = fork();
+        if (pid < 0)
+            return -1;
+        if (pid == 0) {
+            prctl(PR_SET_PDEATHSIG, SIGKILL);
+            int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+            if (null >= 0) {
+                dup2(null, 0);
+                dup2(null, 1);
+                dup2(null, 2);
+            }
+            execl("/usr/bin/redis-server", "redis-server", "--port", ps, "--bind",
+                  "127.0.0.1", "--save", "", "--appendonly", "no", "--daemonize", "no",
+                  (char *)NULL);
+            _exit(127);
+        }
+        for (int i = 0; i < 200; i++) {
+            *adm = redis_connect(*port);
+            if (*adm) {
+                redisReply *r = redisCommand(*adm, "PING");
+                bool ok = r && r->type == REDIS_REPLY_STATUS;
+                if (r)
+                    freeReplyObject(r);
+                if (ok)
+                    return pid;
+                redisFree(*adm);
+                *adm = NULL;
+            }
+            if (waitpid(pid, NULL, WNOHANG) == pid)
+                break;
+            struct timespec ts = {0, 25000000L};
+            nanosleep(&ts, NULL);
+        }
+        kill(pid, SIGKILL);
+        waitpid(pid, NULL, 0);
+    }
+    return -1;
+}
+
+/* XLEN of the stream `key`. */
+static long long redis_xlen(redisContext *c, const char *key)
+{
+    redisReply *r = redisCommand(c, "XLEN %s", key);
+    assert_non_null(r);
+    long long n = r->type == REDIS_REPLY_INTEGER ? r->integer : -1;
+    freeReplyObject(r);
+    return n;
+}
+
+/* Deletes the newest entries of `key` until it holds `keep`, and sets the
+ * medium's next position back to `next`: entries the server acknowledged,
+ * then lost with the counter that numbered them — what an asynchronously
+ * replicated Redis loses in a failover (the next append reuses the
+ * position, so the judge sees no gap). */
+static void redis_drop_newest(redisContext *c, const char *key, long long keep,
+                              const char *next)
+{
+    redisReply *s = redisCommand(c, "SET %s:next %s", key, next);
+    assert_non_null(s);
+    freeReplyObject(s);
+    while (redis_xlen(c, key) > keep) {
+        redisReply *r = redisCommand(c, "XREVRANGE %s + - COUNT 1", key);
+        assert_non_null(r);
+        assert_true(r->type == REDIS_REPLY_ARRAY && r->elements == 1);
+        redisReply *id = r->element[0]->element[0];
+        redisReply *d = redisCommand(c, "XDEL %s %b", key, id->str, (size_t)id->len);
+        assert_non_null(d);
+        freeReplyObject(d);
+        freeReplyObject(r);
+    }
+}
+
+/* holder.md rev 4; issue 12 item 7, the Redis case: the holder's medium is a
+ * Redis stream; from 2.1 s on, every renewal the server acknowledges is
+ * lost before the judge reads it — the entry deleted (XDEL) and the
+ * medium's `:next` counter set back, as a failover of an asynchronously
+ * replicated server loses both. The holder's ok renewals go on, yet it stops
+ * acting before the judge reclaims; under revision 3 it acted past it. */
+static void test_holder_stops_before_reclaim_redis_entry_deleted(void **state)
+{
+    (void)state;
+    if (access("/usr/bin/redis-server", X_OK) != 0)
+        skip();
+    int port;
+    redisContext *adm = NULL;
+    pid_t srv = redis_start(&port, &adm);
+    if (srv < 0)
+        fail_msg("redis-server could not be started");
+    duo d;
+    char url[96];
+    snprintf(url, sizeof url, "redis://127.0.0.1:%d/agent", port);
+    /* duo_new_on clears d: pass the URL through a copy */
+    duo_new_url = url;
+    duo_new_on(&d, true, HM_REDIS);
+    duo_new_url = NULL;
+    uint64_t lease = duo_lease(&d);
+    dls_holder_result hr;
+    dls_judge_pass_result jr;
+    bool judged;
+    for (int i = 0; i < 40; i++)
+        duo_tick(&d, &hr, &jr, &judged);
+    dls_holder_lease li;
+    assert_int_equal(dls_holder_lease_info(d.h, lease, &li), 0);
+    assert_true(li.confirmed);
+    long long keep = redis_xlen(adm, "agent");
+    char next[32];
+    redisReply *nr = redisCommand(adm, "GET agent:next");
+    assert_true(nr && nr->type == REDIS_REPLY_STRING && nr->len < sizeof next);
+    snprintf(next, sizeof next, "%s", nr->str);
+    freeReplyObject(nr);
+    uint64_t stopped_at = 0, reclaimed_at = 0;
+    size_t ok_after = 0;
+    for (int i = 0; i < 300 && !reclaimed_at; i++) {
+        duo_tick(&d, &hr, &jr, &judged);
+        redis_drop_newest(adm, "agent", keep, next);
+        for (size_t e = 0; e < hr.n_events; e++)
+            ok_after += hr.events[e].kind == DLS_HOLDER_RENEWED;
+        dls_holder_lease_info(d.h, lease, &li);
+        if (!stopped_at && !dls_holder_may_act(d.h, lease))
+            stopped_at = d.now;
+        if (judged && (jr.lapsed[DLS_CAUSE_SILENCE] || jr.lapsed[DLS_CAUSE_CAP]))
+            reclaimed_at = d.now;
+        if (reclaimed_at)
+            assert_true(stopped_at != 0 && stopped_at < reclaimed_at);
+    }
+    assert_true(reclaimed_at != 0);
+    assert_true(stopped_at != 0 && stopped_at < reclaimed_at);
+    assert_true(ok_after >= 1);
+    assert_true(li.last_renewal + 3 * S > reclaimed_at); /* revision 3 would act past it */
+    printf("  redis: holder stopped at %llu ms, judge reclaimed at %llu ms (last ok "
+           "renewal %llu ms, last confirmed %llu ms)\n",
+           (unsigned long long)(stopped_at / MS), (unsigned long long)(reclaimed_at / MS),
+           (unsigned long long)(li.last_renewal / MS),
+           (unsigned long long)(li.confirmed_renewal / MS));
+    duo_del(&d);
+    redisFree(adm);
+    kill(srv, SIGKILL);
+    waitpid(srv, NULL, 0);
+}
+#endif
+
 /* Replaces the duo's holder with a fresh one on the same medium, reading the
  * journal again from position 0: a restarted agent process. */
 static void duo_restart_holder(duo *d)
@@ -2948,6 +3233,7 @@ int main(void)
         cmocka_unit_test(test_unconfirmed_renewals_extend_nothing),
         cmocka_unit_test(test_confirmation_by_position),
         cmocka_unit_test(test_confirmation_not_inside_gap),
+        cmocka_unit_test(test_pending_renewals_keep_newest),
         cmocka_unit_test(test_due_in_mark_stops_at_once),
         cmocka_unit_test(test_journal_gap_loses_every_lease),
         cmocka_unit_test(test_mark_continuation_waits),
@@ -2966,6 +3252,9 @@ int main(void)
         cmocka_unit_test(test_judge_and_holder_release),
         cmocka_unit_test(test_judge_and_holder_silence),
         cmocka_unit_test(test_holder_stops_before_reclaim_under_faults),
+#ifdef DLS_HAVE_REDIS
+        cmocka_unit_test(test_holder_stops_before_reclaim_redis_entry_deleted),
+#endif
         cmocka_unit_test(test_restarted_holder_does_not_resume_unsolicited),
 #endif
     };

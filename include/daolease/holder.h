@@ -352,6 +352,10 @@ typedef struct dls_holder_result {
                                 transport-error this step */
     uint64_t appends;        /* appends made to the holder's medium this step
                                 (renewals and retried releases; batch_max) */
+    int tick_error;          /* 0, or DLS_ERR_TRANSPORT when the tick cursor
+                                answered transport-error this step (now did
+                                not move: the bound is still judged on the
+                                newest reading observed) */
 } dls_holder_result;
 
 /* One step of the holder, in order:
@@ -445,7 +449,7 @@ typedef struct dls_holder_lease {
                                  (the reading before the newest confirmed
                                  renewal's append); valid when confirmed */
     uint64_t last_position;   /* the position of the last ok renewal (when renewed) */
-    size_t unconfirmed;       /* ok renewals not yet confirmed (at most 16 kept) */
+    size_t unconfirmed;       /* ok renewals not yet confirmed (at most 8 kept) */
 } dls_holder_lease;
 
 /* Fills *info for a tracked lease: 0, or DLS_ERR_NO_LEASE. */
