@@ -474,6 +474,7 @@ typedef struct dls_holder_result {
     bool journal_ended;
     int journal_error;
     uint64_t appends;
+    int tick_error;
 } dls_holder_result;
 int dls_holder_step(dls_holder *h, dls_holder_result *res);
 bool dls_holder_next_reading(const dls_holder *h, uint64_t *reading);
@@ -505,6 +506,7 @@ typedef struct dls_holder_lease {
     size_t unconfirmed;
 } dls_holder_lease;
 int dls_holder_lease_info(const dls_holder *h, uint64_t lease, dls_holder_lease *info);
+bool dls_holder_confirmed_position(const dls_holder *h, uint64_t *pos);
 const char *dls_holder_message(const dls_holder *h);
 const char *dls_holder_event_name(dls_holder_event_kind k);
 
