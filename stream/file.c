@@ -311,19 +311,14 @@ int dls_st_file_create(dls_medium **out, const char *path, const dls_medium_sett
     return wrap(out, f, path, w);
 }
 
-/* ---- test hooks --------------------------------------------------------- */
-
-void dls_st_file_set_io(dls_medium *m, const dls_st_io *io)
+/* The writer state of a file medium opened for append (hooks.c): false
+ * for another kind of medium or a reader. */
+bool dls_st_file_writer(dls_medium *m, dls_st_tail **tail, dls_st_sync **sync)
 {
     st_file *f = dls_medium_impl(m, &dls_st_file_ops);
-    if (f && f->tail_ok) {
-        f->tail.io = io;
-        f->sync.io = io;
-    }
-}
-
-dls_st_sync *dls_st_file_sync_state(dls_medium *m)
-{
-    st_file *f = dls_medium_impl(m, &dls_st_file_ops);
-    return f && f->sync_ok ? &f->sync : NULL;
+    if (!f || !f->tail_ok)
+        return false;
+    *tail = &f->tail;
+    *sync = f->sync_ok ? &f->sync : NULL;
+    return true;
 }

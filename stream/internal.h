@@ -275,7 +275,13 @@ int dls_st_random_id(uint8_t id[DLS_MEDIUM_ID_LEN]);
 /* Sets a failure reason in w (NULL-safe) and returns code. */
 int dls_st_fail(dls_where *w, int code, uint64_t offset, const char *reason, int err);
 
-/* ---- test hooks (internal: tests link the core archive) ---------------- */
+/* The writer state (tail, sync) of a file or segmented medium opened for
+ * append; false for another kind or a reader (*sync may be NULL while a
+ * handle is being set up). */
+bool dls_st_file_writer(dls_medium *m, dls_st_tail **tail, dls_st_sync **sync);
+bool dls_st_seg_writer(dls_medium *m, dls_st_tail **tail, dls_st_sync **sync);
+
+/* ---- test hooks (hooks.c; internal: tests link the core archive) -------- */
 
 void dls_st_file_set_io(dls_medium *m, const dls_st_io *io);
 dls_st_sync *dls_st_file_sync_state(dls_medium *m);

@@ -1,10 +1,9 @@
 /* The public medium and cursor handles: argument checks, seal handling and
  * cursor positions common to every backend, then dispatch through the
- * backend's dls_medium_ops (include/daolease/medium_impl.h). */
-#include <errno.h>
+ * backend's dls_medium_ops (include/daolease/medium_impl.h). Opening a
+ * medium from a path is in open.c. */
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "stream/internal.h"
 
@@ -21,35 +20,6 @@ struct dls_cursor {
     uint64_t pos;     /* the next unread position (after END: the seal's) */
     bool retired;
 };
-
-void dls_medium_settings_default(dls_medium_settings *s)
-{
-    memset(s, 0, sizeof *s);
-    s->sync = DLS_SYNC_DATA;
-    s->lock_timeout_ms = 5000;
-    s->segment_bytes = 64ull << 20;
-    s->retain_segments = 0;
-    s->retain_bytes = 0;
-    s->ring_capacity = 4096;
-    s->id = NULL;
-    s->exclusive = false;
-}
-
-static const dls_medium_settings *settings_or_default(const dls_medium_settings *s,
-                                                      dls_medium_settings *tmp)
-{
-    if (s)
-        return s;
-    dls_medium_settings_default(tmp);
-    return tmp;
-}
-
-static int check_settings(const dls_medium_settings *s, dls_where *w)
-{
-    if (s->sync != DLS_SYNC_NONE && s->sync != DLS_SYNC_DATA && s->sync != DLS_SYNC_GROUP)
-        return dls_st_fail(w, DLS_ERR_INVAL, 0, "unknown sync policy", 0);
-    return 0;
-}
 
 int dls_medium_wrap(dls_medium **out, const dls_medium_ops *ops, void *impl,
                     const dls_medium_info *info)
@@ -76,47 +46,6 @@ int dls_medium_wrap(dls_medium **out, const dls_medium_ops *ops, void *impl,
 void *dls_medium_impl(dls_medium *m, const dls_medium_ops *ops)
 {
     return m && m->ops == ops ? m->impl : NULL;
-}
-
-int dls_medium_create(dls_medium **out, dls_medium_kind kind, const char *path,
-                      const dls_medium_settings *s, dls_where *w)
-{
-    dls_medium_settings tmp;
-    if (!out || !path)
-        return dls_st_fail(w, DLS_ERR_INVAL, 0, "no output or no path", 0);
-    *out = NULL;
-    s = settings_or_default(s, &tmp);
-    int rc = check_settings(s, w);
-    if (rc)
-        return rc;
-    if (kind == DLS_MEDIUM_FILE)
-        return dls_st_file_create(out, path, s, w);
-    if (kind == DLS_MEDIUM_SEGMENTED)
-        return dls_st_segmented_create(out, path, s, w);
-    return dls_st_fail(w, DLS_ERR_INVAL, 0,
-                       "only file and segmented media are created from a path", 0);
-}
-
-int dls_medium_open(dls_medium **out, const char *path, dls_open_mode mode,
-                    const dls_medium_settings *s, dls_where *w)
-{
-    dls_medium_settings tmp;
-    if (!out || !path || (mode != DLS_OPEN_READ && mode != DLS_OPEN_APPEND))
-        return dls_st_fail(w, DLS_ERR_INVAL, 0, "no output, no path or unknown mode", 0);
-    *out = NULL;
-    s = settings_or_default(s, &tmp);
-    int rc = check_settings(s, w);
-    if (rc)
-        return rc;
-    struct stat st;
-    if (stat(path, &st) < 0)
-        return dls_st_fail(w, errno == ENOENT ? DLS_ERR_NOTFOUND : DLS_ERR_IO, 0,
-                           errno == ENOENT ? "no such file or directory"
-                                           : "cannot stat the medium",
-                           errno);
-    if (S_ISDIR(st.st_mode))
-        return dls_st_segmented_open(out, path, mode, s, w);
-    return dls_st_file_open(out, path, mode, s, w);
 }
 
 void dls_medium_del(dls_medium *m)
