@@ -239,9 +239,10 @@ int dls_st_sync_written(dls_st_sync *s, uint64_t bytes, uint64_t *seq, dls_where
 int dls_st_sync_wait(dls_st_sync *s, uint64_t seq, dls_where *w);
 
 /* Switches the descriptor syncs cover (a roll; wmu held): waits for a
- * running sync, syncs the old descriptor when the policy asks (marking
- * every written append durable) and installs fd. */
-int dls_st_sync_switch(dls_st_sync *s, int fd, dls_where *w);
+ * running sync, syncs the old descriptor when the policy asks or `always`
+ * (a roll: stream-format.md rev 4 syncs the old segment whatever the
+ * policy), marking every written append durable, and installs fd. */
+int dls_st_sync_switch(dls_st_sync *s, int fd, bool always, dls_where *w);
 
 /* ---- backends ------------------------------------------------------------ */
 

@@ -109,6 +109,66 @@ static dls_next locate(st_scur *c, dls_record *rec, dls_where *w)
     return DLS_NEXT_BLOCKED;
 }
 
+/* The open segment ends cleanly at position `next` and no segment starts
+ * there. If a later segment exists while this one is still linked, the
+ * positions from `next` up to it are missing: a hole, corruption
+ * (stream-format.md rev 4), answered transport-error with rec->gap_from the
+ * first position after the hole. The order (list, then look for `next`,
+ * then for this segment) rules out a roll and an eviction in between:
+ * segments are created in order and deleted oldest first, so a later one
+ * listed while `next` is missing and this one still linked is a hole.
+ * Otherwise blocked (or OK after moving to a segment that appeared). */
+static dls_next hole_check(st_scur *c, uint64_t next, dls_record *rec, dls_where *w)
+{
+    seg_ent *v;
+    size_t n;
+    if (dls_st_seg_list(c->m->dirfd, false, &v, &n, w))
+        return DLS_NEXT_ERROR;
+    uint64_t after = 0;
+    bool overlap = false;
+    for (size_t i = 0; i < n; i++) {
+        if (v[i].base > next) {
+            after = v[i].base;
+            break;
+        }
+        if (v[i].base > c->seg_base && v[i].base < next)
+            overlap = true;
+    }
+    free(v);
+    if (!after && !overlap)
+        return DLS_NEXT_BLOCKED;
+    int fd2;
+    int rc = dls_st_seg_open_file(c->m, next, false, &fd2, w);
+    if (rc == 0) {
+        use_seg(c, fd2, next); /* rolled meanwhile */
+        return DLS_NEXT_OK;
+    }
+    if (rc != DLS_ERR_NOTFOUND)
+        return DLS_NEXT_ERROR;
+    struct stat st;
+    if (fstat(c->fd, &st) < 0) {
+        dls_st_fail(w, DLS_ERR_IO, c->r.off, "cannot stat a segment", errno);
+        return DLS_NEXT_ERROR;
+    }
+    if (st.st_nlink == 0) {
+        close_seg(c);
+        if (c->target < next)
+            c->target = next;
+        return locate(c, rec, w);
+    }
+    if (overlap) {
+        dls_st_fail(w, DLS_ERR_CORRUPT, c->r.off,
+                    "two segments overlap (a segment's records run past the next "
+                    "segment's base)",
+                    0);
+        return DLS_NEXT_ERROR;
+    }
+    rec->gap_from = after;
+    dls_st_fail(w, DLS_ERR_CORRUPT, c->r.off,
+                "a segment between the oldest and the newest is missing (a hole)", 0);
+    return DLS_NEXT_ERROR;
+}
+
 /* The open segment ended (cleanly or at a bad record at `at`): move to the
  * next segment if there is one. DLS_NEXT_OK to go on reading. */
 static dls_next at_segment_end(st_scur *c, dls_st_rd rd, uint64_t at, uint64_t eof,
@@ -158,7 +218,7 @@ static dls_next at_segment_end(st_scur *c, dls_st_rd rd, uint64_t at, uint64_t e
         return locate(c, rec, w);
     }
     if (rd == DLS_ST_RD_EOF)
-        return DLS_NEXT_BLOCKED;
+        return hole_check(c, next, rec, w);
     if (eof - at > DLS_TORN_TAIL_MAX) {
         if (w)
             w->offset = at;

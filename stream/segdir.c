@@ -315,3 +315,88 @@ fail:
     free(tmp);
     return rc;
 }
+
+/* Walks one segment that is not the newest to its end. 0 with *count its
+ * records (up to and including a first seal, *sealed then) and *end the
+ * byte offset after the last; DLS_ERR_CORRUPT at a bad record; or what
+ * opening it answers. */
+static int walk_segment(const st_seg *m, uint64_t base, dls_st_reader *r, uint64_t *count,
+                        bool *sealed, dls_where *w)
+{
+    int fd;
+    int rc = dls_st_seg_open_file(m, base, false, &fd, w);
+    if (rc)
+        return rc;
+    r->fd = fd;
+    dls_st_reader_seek(r, DLS_STREAM_HEADER_LEN, base);
+    *count = 0;
+    *sealed = false;
+    for (;;) {
+        const uint8_t *p;
+        size_t n;
+        uint64_t eof = 0, at = r->off;
+        dls_st_rd rd = dls_st_reader_buffered(r, &p, &n)
+                           ? DLS_ST_RD_OK
+                           : dls_st_reader_next(r, 0, &p, &n, &eof, w);
+        if (rd == DLS_ST_RD_OK) {
+            ++*count;
+            if (dls_record_is_seal(p, n)) {
+                *sealed = true;
+                break;
+            }
+            continue;
+        }
+        if (rd == DLS_ST_RD_EOF)
+            break;
+        if (rd == DLS_ST_RD_BAD)
+            rc = dls_st_fail(w, DLS_ERR_CORRUPT, at,
+                             "a bad record in a segment that is not the newest", 0);
+        else
+            rc = DLS_ERR_IO; /* w filled by the reader */
+        break;
+    }
+    dls_st_reader_drop(r);
+    r->fd = -1;
+    close(fd);
+    return rc;
+}
+
+int dls_st_seg_check(const st_seg *m, const seg_ent *v, size_t n, uint64_t from,
+                     bool *sealed, dls_where *w)
+{
+    *sealed = false;
+    if (n < 2)
+        return 0;
+    dls_st_reader r;
+    if (dls_st_reader_init(&r, -1, DLS_ST_READ_BUF))
+        return dls_st_fail(w, DLS_ERR_NOMEM, 0, "out of memory", 0);
+    int rc = 0;
+    for (size_t i = 0; i + 1 < n && !rc; i++) {
+        if (v[i].base < from)
+            continue;
+        uint64_t count = 0;
+        rc = walk_segment(m, v[i].base, &r, &count, sealed, w);
+        if (rc == DLS_ERR_NOTFOUND && i == 0) {
+            rc = 0; /* the oldest was evicted meanwhile: not a hole */
+            continue;
+        }
+        if (rc == DLS_ERR_NOTFOUND)
+            rc = dls_st_fail(w, DLS_ERR_CORRUPT, v[i].base,
+                             "a segment between the oldest and the newest is missing", ENOENT);
+        if (rc || *sealed)
+            break;
+        uint64_t want = v[i + 1].base - v[i].base;
+        if (count < want)
+            rc = dls_st_fail(w, DLS_ERR_CORRUPT, v[i].base + count,
+                             "a segment between the oldest and the newest is missing "
+                             "(positions from here to the next segment's base)",
+                             0);
+        else if (count > want)
+            rc = dls_st_fail(w, DLS_ERR_CORRUPT, v[i + 1].base,
+                             "two segments overlap (a segment's records run past the "
+                             "next segment's base)",
+                             0);
+    }
+    dls_st_reader_fini(&r);
+    return rc;
+}

@@ -28,6 +28,8 @@ typedef struct st_seg {
     dls_st_tail tail;      /* the last segment (tail.fd owned) */
     dls_st_sync sync;
     seg_ent *segs;         /* the writer's view of the segments, oldest first */
+    uint64_t checked;      /* every segment below this base was checked whole */
+    bool sealed_before;    /* a seal ends the medium in a segment before the last */
     size_t nsegs, cap_segs;
 } st_seg;
 
@@ -50,6 +52,18 @@ int dls_st_seg_read_id(int dirfd, uint8_t id[DLS_MEDIUM_ID_LEN], dls_where *w);
 
 /* Reads `medium.bounds` into m's bounds; absent: 0 with *found false. */
 int dls_st_seg_read_bounds(st_seg *m, bool *found, dls_where *w);
+
+/* Checks the segments of listing v[0..n) that are not the newest, from the
+ * one whose base is `from` on (segments below were checked before): each
+ * must be whole (a bad record anywhere is corruption) and hold exactly the
+ * records up to the next one's base (fewer: a hole; more: an overlap).
+ * stream-format.md rev 4: holes and bad records in older segments are
+ * corruption. 0 (with *sealed when a seal ends the medium in one of them)
+ * or DLS_ERR_CORRUPT with w->offset = the bad record's byte offset, or for
+ * a hole or an overlap the first position concerned; DLS_ERR_IO,
+ * DLS_ERR_NOMEM, DLS_ERR_HEADER, DLS_ERR_MEDIUM_ID. O(bytes checked). */
+int dls_st_seg_check(const st_seg *m, const seg_ent *v, size_t n, uint64_t from,
+                     bool *sealed, dls_where *w);
 
 /* ---- cursors (segcursor.c) ---------------------------------------------- */
 

@@ -50,7 +50,9 @@ static void seg_del(void *impl)
 /* ---- the writer (all under the write mutex and the lock on medium.id) --- */
 
 /* Lists again and points the tail at the last segment, counting its
- * records (torn tail recovered, corruption refused). */
+ * records (torn tail recovered, corruption refused). The segments before
+ * the last that were not checked yet are checked whole: a hole or a bad
+ * record there refuses appends (stream-format.md rev 4). */
 static int resync(st_seg *m, dls_where *w)
 {
     seg_ent *v;
@@ -62,6 +64,14 @@ static int resync(st_seg *m, dls_where *w)
         free(v);
         return dls_st_fail(w, DLS_ERR_HEADER, 0, "a segmented medium without any segment", 0);
     }
+    bool sealed = false;
+    if ((rc = dls_st_seg_check(m, v, n, m->checked, &sealed, w))) {
+        free(v);
+        return rc;
+    }
+    if (sealed)
+        m->sealed_before = true;
+    m->checked = v[n - 1].base;
     int fd;
     rc = dls_st_seg_open_file(m, v[n - 1].base, true, &fd, w);
     if (rc) {
@@ -77,7 +87,7 @@ static int resync(st_seg *m, dls_where *w)
     /* A failed sync of the old segment poisons the handle; the new one is
      * installed all the same. */
     if (m->sync_ok)
-        rc = dls_st_sync_switch(&m->sync, fd, w);
+        rc = dls_st_sync_switch(&m->sync, fd, false, w);
     int old = m->tail.fd;
     dls_st_tail_reset(&m->tail, fd, v[n - 1].base);
     if (old >= 0)
@@ -127,10 +137,38 @@ static int push_seg(st_seg *m, uint64_t base)
     return 0;
 }
 
+/* Before a roll: a segment this writer knows between two that are still
+ * listed was deleted or renamed behind its back — a hole (stream-format.md
+ * rev 4), so the append is refused rather than written where no reader
+ * reaches. One listing per roll; evicting the oldest is not a hole. */
+static int known_hole(st_seg *m, dls_where *w)
+{
+    seg_ent *v;
+    size_t n;
+    int rc = dls_st_seg_list(m->dirfd, false, &v, &n, w);
+    if (rc)
+        return rc;
+    size_t k = 0;
+    for (size_t i = 0; i + 1 < n && !rc; i++) {
+        while (k < m->nsegs && m->segs[k].base <= v[i].base)
+            k++;
+        if (k < m->nsegs && m->segs[k].base < v[i + 1].base)
+            rc = dls_st_fail(w, DLS_ERR_CORRUPT, m->segs[k].base,
+                             "a segment between the oldest and the newest is missing "
+                             "(positions from here to the next segment's base)",
+                             ENOENT);
+    }
+    free(v);
+    return rc;
+}
+
 /* Starts a new segment at the next position (atomically created). */
 static int roll(st_seg *m, dls_where *w)
 {
     uint64_t base = m->tail.base + m->tail.count;
+    int hole = known_hole(m, w);
+    if (hole)
+        return hole;
     char name[SEG_NAME_LEN + 1];
     dls_st_seg_name(name, base);
     uint8_t h[DLS_STREAM_HEADER_LEN];
@@ -145,7 +183,8 @@ static int roll(st_seg *m, dls_where *w)
     }
     if (m->nsegs >= 2)
         m->segs[m->nsegs - 2].bytes = m->tail.end;
-    rc = dls_st_sync_switch(&m->sync, fd, w); /* syncs the old segment */
+    m->checked = base; /* the segment rolled from is whole: this writer counted it */
+    rc = dls_st_sync_switch(&m->sync, fd, true, w); /* syncs the old segment */
     int old = m->tail.fd;
     dls_st_tail_reset(&m->tail, fd, base);
     close(old);
@@ -210,29 +249,100 @@ static int retain(st_seg *m, dls_where *w)
     return rc;
 }
 
+/* Undoes a batch that failed after some of it was written (a roll, then a
+ * failure): deletes the segments it created and cuts the segment it began
+ * in back to where it began. All or nothing, as dls_medium_append_batch
+ * promises; a failure here leaves the tail dirty, so that the next append
+ * counts afresh. */
+static void undo_batch(st_seg *m, uint64_t base0, uint64_t end0, uint64_t count0)
+{
+    dls_where ignored;
+    if (m->tail.base != base0) {
+        while (m->nsegs > 0 && m->segs[m->nsegs - 1].base > base0) {
+            char name[SEG_NAME_LEN + 1];
+            dls_st_seg_name(name, m->segs[m->nsegs - 1].base);
+            unlinkat(m->dirfd, name, 0);
+            m->nsegs--;
+        }
+        int fd;
+        if (dls_st_seg_open_file(m, base0, true, &fd, &ignored)) {
+            m->tail.dirty = true;
+            return;
+        }
+        (void)dls_st_sync_switch(&m->sync, fd, false, &ignored);
+        int old = m->tail.fd;
+        dls_st_tail_reset(&m->tail, fd, base0);
+        close(old);
+        m->checked = base0;
+        if (m->tail.io->ftruncate(fd, (off_t)end0) < 0 ||
+            dls_st_tail_refresh(&m->tail, false, NULL, &ignored))
+            m->tail.dirty = true;
+        return;
+    }
+    if (m->tail.end != end0 && m->tail.io->ftruncate(m->tail.fd, (off_t)end0) < 0)
+        m->tail.dirty = true;
+    m->tail.end = end0;
+    m->tail.count = count0;
+    m->tail.sealed = false;
+}
+
+/* Writes a checked batch: the segment bound holds per record (stream-format.md:
+ * the writer rolls before an append — each record — that would take the
+ * current segment past segment_bytes; an empty segment never rolls), so a
+ * batch may span segments and the layout never depends on how the records
+ * were grouped into batches. Each run of records that fits one segment is
+ * one write. */
+static int write_batch(st_seg *m, const uint8_t *const *recs, const size_t *lens,
+                       size_t count, uint64_t *first, uint64_t *seq, dls_where *w)
+{
+    uint64_t base0 = m->tail.base, end0 = m->tail.end, count0 = m->tail.count;
+    size_t i = 0;
+    int rc = 0;
+    while (i < count && !rc) {
+        size_t j = i;
+        uint64_t bytes = 0;
+        while (j < count) {
+            uint64_t b = DLS_RECORD_HEADER_LEN + lens[j];
+            bool empty = m->tail.count == 0 && j == i;
+            if (!empty && m->tail.end + bytes + b > m->segment_bytes)
+                break;
+            bytes += b;
+            j++;
+        }
+        if (j == i) {
+            rc = roll(m, w);
+            continue;
+        }
+        uint64_t f = 0;
+        rc = dls_st_tail_append(&m->tail, &m->sync, recs + i, lens + i, j - i, &f, seq, w);
+        if (!rc && i == 0)
+            *first = f;
+        i = j;
+    }
+    if (rc && (m->tail.base != base0 || m->tail.end != end0))
+        undo_batch(m, base0, end0, count0);
+    return rc;
+}
+
 static int seg_append_batch(void *impl, const uint8_t *const *recs, const size_t *lens,
                             size_t count, uint64_t *first, dls_where *w)
 {
     st_seg *m = impl;
-    uint64_t seq = 0, bytes = 0;
+    uint64_t seq = 0;
     int rc;
-    for (size_t i = 0; i < count; i++)
-        bytes += DLS_RECORD_HEADER_LEN + lens[i];
     pthread_mutex_lock(&m->sync.wmu);
     if (!m->exclusive && (rc = dls_st_lock(m->lockfd, m->lock_timeout_ms, w))) {
         pthread_mutex_unlock(&m->sync.wmu);
         return rc;
     }
     rc = m->exclusive && !m->tail.dirty ? 0 : refresh(m, w);
-    if (!rc && m->tail.sealed)
+    if (!rc && (m->tail.sealed || m->sealed_before))
         rc = dls_st_fail(w, DLS_ERR_SEALED, m->tail.end, "the medium is sealed", 0);
     if (!rc && dls_st_batch_seal_inside(recs, lens, count))
         rc = dls_st_fail(w, DLS_ERR_SEALED, m->tail.end,
                          "a batch holds records after its seal", 0);
-    if (!rc && m->tail.count > 0 && m->tail.end + bytes > m->segment_bytes)
-        rc = roll(m, w);
     if (!rc)
-        rc = dls_st_tail_append(&m->tail, &m->sync, recs, lens, count, first, &seq, w);
+        rc = write_batch(m, recs, lens, count, first, &seq, w);
     if (!rc) {
         /* The append is written; a failed deletion does not undo it. */
         dls_where ignored;

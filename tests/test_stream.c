@@ -2143,6 +2143,199 @@ static void test_cli(void **state)
     assert_non_null(strstr(out, "byte 0"));
 }
 
+/* ---- revision 4: holes, bad records in older segments ------------------ */
+
+static void seg_path(char *out, size_t cap, const char *dir, uint64_t base)
+{
+    snprintf(out, cap, "%s/%020" PRIu64 ".seg", dir, base);
+}
+
+static void test_segmented_hole(void **state)
+{
+    (void)state;
+    /* stream-format.md rev 4, Writers: "a segment missing between the
+     * oldest and the newest ... is corruption (readers: transport-error at
+     * it; appends: refused), never a silent end"; issue 12 item 1. */
+    dls_medium *m = create_seg("h", 300, 0, 0, DLS_SYNC_NONE);
+    for (uint64_t i = 0; i < 10; i++)
+        append_seq(m, 1, i, 50); /* segments 0, 3, 6, 9 */
+    char name[PATH_MAX];
+    seg_path(name, sizeof name, "h", 3);
+    assert_int_equal(unlink(tpath(name)), 0);
+    /* a reader reads segment 0, then answers transport-error at position 3
+     * naming the end of the hole (gap_from = 6), every time */
+    dls_medium *rd = open_path(tpath("h"), DLS_OPEN_READ, 0);
+    dls_cursor *c;
+    dls_record r;
+    dls_where w = {0};
+    uint64_t count;
+    assert_int_equal(dls_cursor_new(&c, rd, 0), 0);
+    assert_int_equal(drain(c, &count, &r), DLS_NEXT_ERROR);
+    assert_int_equal(count, 3);
+    assert_int_equal(r.position, 3);
+    assert_int_equal(dls_cursor_next(c, &r, &w), DLS_NEXT_ERROR);
+    assert_int_equal(r.position, 3);
+    assert_int_equal(r.gap_from, 6);
+    assert_non_null(w.reason);
+    assert_non_null(strstr(w.reason, "missing"));
+    dls_cursor_del(c);
+    /* a cursor created inside the hole answers the same */
+    assert_int_equal(dls_cursor_new(&c, rd, 4), 0);
+    assert_int_equal(dls_cursor_next(c, &r, NULL), DLS_NEXT_ERROR);
+    assert_int_equal(r.position, 4);
+    dls_cursor_del(c);
+    /* beyond the hole reads on */
+    assert_int_equal(dls_cursor_new(&c, rd, 6), 0);
+    assert_int_equal(dls_cursor_next(c, &r, NULL), DLS_NEXT_OK);
+    assert_int_equal(r.position, 6);
+    dls_cursor_del(c);
+    dls_medium_del(rd);
+    /* a new writer is refused, w->offset = the first missing position */
+    dls_medium_settings st = settings(DLS_SYNC_NONE);
+    dls_medium *w2 = NULL;
+    memset(&w, 0, sizeof w);
+    assert_int_equal(dls_medium_open(&w2, tpath("h"), DLS_OPEN_APPEND, &st, &w), DLS_ERR_CORRUPT);
+    assert_null(w2);
+    assert_int_equal(w.offset, 3);
+    /* the writer that was open before the deletion refuses its next roll */
+    uint8_t b[DLS_RECORD_MAX];
+    size_t n = make_payload(b, 1, 10, 50);
+    uint64_t pos;
+    assert_int_equal(dls_medium_append(m, b, n, &pos, NULL), 0); /* fits segment 9 */
+    assert_int_equal(pos, 10);
+    assert_int_equal(dls_medium_append(m, b, n, &pos, NULL), 0);
+    memset(&w, 0, sizeof w);
+    assert_int_equal(dls_medium_append(m, b, n, &pos, &w), DLS_ERR_CORRUPT); /* would roll */
+    assert_int_equal(w.offset, 3);
+    dls_medium_del(m);
+    /* evicting the oldest is not a hole: delete segment 0 as retention would */
+    m = create_seg("h2", 300, 0, 0, DLS_SYNC_NONE);
+    for (uint64_t i = 0; i < 10; i++)
+        append_seq(m, 1, i, 50);
+    dls_medium_del(m);
+    seg_path(name, sizeof name, "h2", 0);
+    assert_int_equal(unlink(tpath(name)), 0);
+    m = open_path(tpath("h2"), DLS_OPEN_APPEND, 0);
+    assert_true(append_seq(m, 1, 10, 50) == 10);
+    dls_medium_del(m);
+}
+
+static void test_segmented_bad_older_refuses_append(void **state)
+{
+    (void)state;
+    /* stream-format.md rev 4, Writers: "a bad record in a segment that is
+     * not the newest is corruption (... appends: refused)"; issue 12 item
+     * 1: readers reported it, appends went on at positions no reader
+     * reaches. Also a seal in an older segment ends the medium. */
+    dls_medium *m = create_seg("bo", 300, 0, 0, DLS_SYNC_NONE);
+    for (uint64_t i = 0; i < 10; i++)
+        append_seq(m, 1, i, 50);
+    dls_medium_del(m);
+    char name[PATH_MAX];
+    seg_path(name, sizeof name, "bo", 3);
+    /* flip a payload byte of the second record of segment 3 (position 4) */
+    int fd = open(tpath(name), O_RDWR | O_CLOEXEC);
+    assert_true(fd >= 0);
+    uint8_t x;
+    off_t at = 48 + 84 + 8 + 20;
+    assert_int_equal(pread(fd, &x, 1, at), 1);
+    x ^= 0x01;
+    assert_int_equal(pwrite(fd, &x, 1, at), 1);
+    close(fd);
+    dls_medium_settings st = settings(DLS_SYNC_NONE);
+    dls_medium *w2 = NULL;
+    dls_where w = {0};
+    assert_int_equal(dls_medium_open(&w2, tpath("bo"), DLS_OPEN_APPEND, &st, &w), DLS_ERR_CORRUPT);
+    assert_int_equal(w.offset, 48 + 84);
+    /* readers: transport-error at position 4 */
+    dls_medium *rd = open_path(tpath("bo"), DLS_OPEN_READ, 0);
+    dls_cursor *c;
+    dls_record r;
+    uint64_t count;
+    assert_int_equal(dls_cursor_new(&c, rd, 0), 0);
+    assert_int_equal(drain(c, &count, &r), DLS_NEXT_ERROR);
+    assert_int_equal(r.position, 4);
+    dls_cursor_del(c);
+    dls_medium_del(rd);
+}
+
+/* Lists the segment bases of a directory into out (sorted); returns count. */
+static size_t seg_bases(const char *dir, uint64_t *out, size_t cap)
+{
+    DIR *d = opendir(dir);
+    assert_non_null(d);
+    struct dirent *e;
+    size_t n = 0;
+    while ((e = readdir(d)))
+        if (strlen(e->d_name) == 24 && !strcmp(e->d_name + 20, ".seg") && n < cap)
+            out[n++] = strtoull(e->d_name, NULL, 10);
+    closedir(d);
+    for (size_t a = 1; a < n; a++)
+        for (size_t b = a; b > 0 && out[b - 1] > out[b]; b--) {
+            uint64_t t = out[b];
+            out[b] = out[b - 1];
+            out[b - 1] = t;
+        }
+    return n;
+}
+
+static void test_segment_bound_per_record(void **state)
+{
+    (void)state;
+    /* stream-format.md, segmented: "the writer rolls to a new segment
+     * before an append that would take the current one past the declared
+     * size" — per record, so 400 records on a 4 KiB-segment medium land in
+     * the same segments whether appended one by one, as one batch or in
+     * batches of any size (issue 12 item 3: the layout depended on how
+     * stdin happened to be chunked). */
+    static uint8_t bufs[400][128];
+    const uint8_t *recs[400];
+    size_t lens[400];
+    for (int i = 0; i < 400; i++) {
+        lens[i] = make_payload(bufs[i], 1, (uint64_t)i, 40 + (size_t)(i % 7) * 5);
+        recs[i] = bufs[i];
+    }
+    uint64_t ref[64], got[64];
+    size_t nref = 0;
+    static const size_t chunks[] = {1, 400, 37, 3};
+    for (size_t k = 0; k < sizeof chunks / sizeof chunks[0]; k++) {
+        char name[32];
+        snprintf(name, sizeof name, "pr%zu", k);
+        dls_medium *m = create_seg(name, 4096, 0, 0, k % 2 ? DLS_SYNC_DATA : DLS_SYNC_NONE);
+        for (size_t i = 0; i < 400; i += chunks[k]) {
+            size_t c = 400 - i < chunks[k] ? 400 - i : chunks[k];
+            uint64_t first;
+            assert_int_equal(dls_medium_append_batch(m, recs + i, lens + i, c, &first, NULL), 0);
+            assert_int_equal(first, i);
+        }
+        dls_medium_del(m);
+        size_t n = seg_bases(tpath(name), got, 64);
+        assert_true(n > 4);
+        for (size_t j = 0; j < n; j++) {
+            char p[64];
+            snprintf(p, sizeof p, "%s/%020" PRIu64 ".seg", name, got[j]);
+            assert_true(file_size(tpath(p)) <= 4096); /* the bound holds per segment */
+        }
+        if (k == 0) {
+            nref = n;
+            memcpy(ref, got, n * sizeof *ref);
+        } else {
+            assert_int_equal(n, nref);
+            assert_memory_equal(got, ref, n * sizeof *ref);
+        }
+        /* and every record reads back in order */
+        dls_medium *rd = open_path(tpath(name), DLS_OPEN_READ, 0);
+        dls_cursor *c;
+        dls_record r;
+        uint64_t count;
+        assert_int_equal(dls_cursor_new(&c, rd, 0), 0);
+        assert_int_equal(drain(c, &count, &r), DLS_NEXT_BLOCKED);
+        assert_int_equal(count, 400);
+        dls_cursor_del(c);
+        dls_medium_del(rd);
+    }
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup_dir, teardown_dir)
@@ -2179,6 +2372,9 @@ int main(void)
         T(test_medium_impl),
         T(test_python_interop),
         T(test_cli),
+        T(test_segmented_hole),
+        T(test_segmented_bad_older_refuses_append),
+        T(test_segment_bound_per_record),
     };
 #undef T
     return cmocka_run_group_tests_name("stream", tests, NULL, NULL);

@@ -130,7 +130,12 @@ DLS_EXPORT int dls_medium_create(dls_medium **out, dls_medium_kind kind,
 /* Opens an existing file or segmented directory (detected from the path).
  * DLS_OPEN_APPEND truncates a torn tail (stream-format.md, R rule) and
  * refuses corruption with DLS_ERR_CORRUPT (w->offset = the bad record's
- * byte offset, w->reason why). DLS_ERR_HEADER for a foreign or future file
+ * byte offset, w->reason why). On a segmented medium DLS_OPEN_APPEND also
+ * checks every segment but the newest whole (once per handle, and again
+ * for segments other writers add): a bad record there, a hole (a segment
+ * missing between the oldest and the newest: w->offset = the first
+ * missing position) or an overlap is DLS_ERR_CORRUPT; a seal in an older
+ * segment makes appends answer DLS_ERR_SEALED. DLS_ERR_HEADER for a foreign or future file
  * (for DLS_OPEN_APPEND also a file shorter than its 48-byte header; for
  * DLS_OPEN_READ such a file opens and its cursors answer blocked until the
  * header is complete). DLS_ERR_LOCKED when the writer lock was not obtained
@@ -179,8 +184,9 @@ DLS_EXPORT int dls_medium_append(dls_medium *m, const uint8_t *rec, size_t n,
  * nothing: on error none is acknowledged and the file is cut back. A batch
  * in which a seal is followed by another record is refused with
  * DLS_ERR_SEALED, nothing written. count 0 answers DLS_ERR_INVAL. On a
- * segmented medium a batch goes whole into one segment (rolling before it
- * when needed). For DLS_SYNC_DATA/GROUP a batch of more than R bytes is
+ * segmented medium the segment bound holds per record: a batch may span
+ * segments (rolling before each record that would pass segment_bytes), so
+ * the layout never depends on how records were grouped into batches. For DLS_SYNC_DATA/GROUP a batch of more than R bytes is
  * written and synced in chunks of at most R bytes (stream-format.md: never
  * more than R bytes in flight); it is still acknowledged only as a whole. */
 DLS_EXPORT int dls_medium_append_batch(dls_medium *m, const uint8_t *const *recs,
@@ -205,7 +211,11 @@ typedef enum dls_next {
  * until the next call on the cursor. On GAP: `position` is where the
  * cursor now stands (the oldest retained record) and `gap_from` where it
  * stood. On END: `position` is the seal's position. On BLOCKED and ERROR:
- * `position` is the cursor's (unchanged) position; p is NULL, n 0. */
+ * `position` is the cursor's (unchanged) position; p is NULL, n 0. On
+ * ERROR at a hole of a segmented medium (a segment missing between the
+ * oldest and the newest, stream-format.md rev 4) `gap_from` is the first
+ * position after the hole, so positions `position` … `gap_from` − 1 are
+ * missing; on any other answer but GAP it is 0. */
 typedef struct dls_record {
     uint64_t position;
     uint64_t gap_from;
