@@ -232,12 +232,14 @@ static int wrap(dls_medium **out, st_file *f, const char *path, dls_where *w)
 
 /* Sets up the writer side once the header is known: takes the lock, counts
  * the records, recovers a torn tail or refuses corruption. */
-static int writer_setup(st_file *f, bool fresh, dls_where *w)
+static int writer_setup(st_file *f, const char *path, bool fresh, dls_where *w)
 {
     int rc = dls_st_tail_init(&f->tail, f->fd, f->hdr.base, NULL);
     if (rc)
         return dls_st_fail(w, rc, 0, "out of memory", 0);
     f->tail_ok = true;
+    if ((rc = dls_st_tail_name(&f->tail, AT_FDCWD, path)))
+        return dls_st_fail(w, rc, 0, "out of memory", 0);
     rc = dls_st_sync_init(&f->sync, f->policy, f->fd, NULL);
     if (rc)
         return dls_st_fail(w, rc, 0, "cannot initialise a mutex", 0);
@@ -272,7 +274,7 @@ int dls_st_file_open(dls_medium **out, const char *path, dls_open_mode mode,
                          "the file is shorter than its 48-byte header", 0);
     f->have_header = have;
     if (!rc && mode == DLS_OPEN_APPEND)
-        rc = writer_setup(f, false, w);
+        rc = writer_setup(f, path, false, w);
     if (rc) {
         f->exclusive = false; /* writer_setup released the lock */
         file_free(f);
@@ -302,7 +304,7 @@ int dls_st_file_create(dls_medium **out, const char *path, const dls_medium_sett
     dls_st_header_encode(h, f->hdr.id, 0);
     rc = dls_st_create_file_at(AT_FDCWD, path, h, sizeof h, &f->fd, w);
     if (!rc)
-        rc = writer_setup(f, true, w);
+        rc = writer_setup(f, path, true, w);
     if (rc) {
         f->exclusive = false;
         file_free(f);

@@ -162,6 +162,10 @@ typedef struct dls_st_tail {
     uint8_t *hdrs;        /* scratch record headers, cap_iov / 2 of them */
     size_t cap_iov;
     uint8_t *copy;        /* DLS_ST_COPY_MAX bytes: small appends are copied into one buffer */
+    int dirfd;            /* the file's name, relative to dirfd (AT_FDCWD for a path): */
+    char *name;           /* sidecars of torn tails go beside it (owned) */
+    const char *dirname;  /* for reports: the path of dirfd (borrowed), or NULL */
+    dls_torn_cut cut;     /* the last cut (cut.cuts == 0: none); cut.sidecar owned */
 } dls_st_tail;
 
 int dls_st_tail_init(dls_st_tail *t, int fd, uint64_t base, const dls_st_io *io);
@@ -170,10 +174,15 @@ void dls_st_tail_fini(dls_st_tail *t);
  * caller closes the previous descriptor. */
 void dls_st_tail_reset(dls_st_tail *t, int fd, uint64_t base);
 
+/* Names the file t appends to (dirfd may be AT_FDCWD): where sidecars of
+ * torn tails go. 0 or DLS_ERR_NOMEM. */
+int dls_st_tail_name(dls_st_tail *t, int dirfd, const char *name);
+
 /* Brings t up to date with the file under the writer lock: counts records
  * others appended (or all records when the file shrank), stops at a seal,
- * and applies the R rule to a bad record b: torn (EOF − b ≤ R) truncates
- * at b when `repair`, corruption answers DLS_ERR_CORRUPT (w->offset = b).
+ * and applies the R rule to a bad record b: torn (EOF − b ≤ R) is cut at
+ * b when `repair` (dls_st_torn_cut: the bytes saved to a sidecar first),
+ * corruption answers DLS_ERR_CORRUPT (w->offset = b).
  * *st, when not NULL, receives the fstat of the file. */
 int dls_st_tail_refresh(dls_st_tail *t, bool repair, struct stat *st, dls_where *w);
 
@@ -199,6 +208,23 @@ struct dls_st_sync;
 int dls_st_tail_append(dls_st_tail *t, struct dls_st_sync *s, const uint8_t *const *recs,
                        const size_t *lens, size_t count, uint64_t *first, uint64_t *seq,
                        dls_where *w);
+
+/* ---- torn tails (torn.c) ----------------------------------------------- */
+
+/* Cuts the torn tail [b, size) of t's file (stream-format.md rev 4): reads
+ * it (at most R bytes), counts the CRC-valid records in it, writes it to a
+ * sidecar `<name>.torn-<b>` (temporary file, fsync, link without
+ * replacing — `-2`, `-3`, … —, directory fsync), and only then truncates
+ * the file at b and fdatasyncs it. Records the cut in t->cut. 0,
+ * DLS_ERR_IO (nothing cut when the sidecar could not be written),
+ * DLS_ERR_NOMEM. */
+int dls_st_torn_cut(dls_st_tail *t, uint64_t b, uint64_t size, dls_where *w);
+
+/* CRC-valid records in bytes p/n that begin with a bad record: the walk
+ * resumes after the bad record's declared length when a good record is
+ * there, else searches byte by byte; the search computes at most `budget`
+ * CRC bytes (*capped then). */
+uint64_t dls_st_count_valid(const uint8_t *p, size_t n, uint64_t budget, bool *capped);
 
 /* ---- group commit (sync.c) ---------------------------------------------- */
 

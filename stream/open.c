@@ -1,5 +1,6 @@
 /* Making a medium from a path (stream-format.md): the settings' defaults,
- * and the factories that choose the file or the segmented backend. The
+ * the factories that choose the file or the segmented backend, and what
+ * opening cut (torn tails, revision 4). The
  * backends wrap themselves through medium.c; nothing there calls back
  * here. */
 #include <errno.h>
@@ -76,4 +77,17 @@ int dls_medium_open(dls_medium **out, const char *path, dls_open_mode mode,
     if (S_ISDIR(st.st_mode))
         return dls_st_segmented_open(out, path, mode, s, w);
     return dls_st_file_open(out, path, mode, s, w);
+}
+
+bool dls_medium_last_cut(dls_medium *m, dls_torn_cut *out)
+{
+    dls_st_tail *t;
+    dls_st_sync *s;
+    if (!m || !(dls_st_file_writer(m, &t, &s) || dls_st_seg_writer(m, &t, &s)))
+        return false;
+    if (t->cut.cuts == 0)
+        return false;
+    if (out)
+        *out = t->cut;
+    return true;
 }

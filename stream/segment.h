@@ -17,6 +17,7 @@ typedef struct seg_ent {
 
 typedef struct st_seg {
     int dirfd;
+    char *path;            /* the directory's path, for reports */
     int lockfd;            /* medium.id, read-write (append mode) */
     uint8_t id[DLS_MEDIUM_ID_LEN];
     dls_open_mode mode;

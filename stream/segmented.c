@@ -39,6 +39,7 @@ static void seg_free(st_seg *m)
     if (m->dirfd >= 0)
         close(m->dirfd);
     free(m->segs);
+    free(m->path);
     free(m);
 }
 
@@ -48,6 +49,20 @@ static void seg_del(void *impl)
 }
 
 /* ---- the writer (all under the write mutex and the lock on medium.id) --- */
+
+/* Points the tail at another segment, named for the sidecars of its torn
+ * tail (without a name a torn tail is refused rather than cut unsaved). */
+static void reset_tail(st_seg *m, int fd, uint64_t base)
+{
+    char name[SEG_NAME_LEN + 1];
+    dls_st_seg_name(name, base);
+    dls_st_tail_reset(&m->tail, fd, base);
+    if (dls_st_tail_name(&m->tail, m->dirfd, name)) {
+        free(m->tail.name);
+        m->tail.name = NULL;
+    }
+    m->tail.dirname = m->path;
+}
 
 /* Lists again and points the tail at the last segment, counting its
  * records (torn tail recovered, corruption refused). The segments before
@@ -89,7 +104,7 @@ static int resync(st_seg *m, dls_where *w)
     if (m->sync_ok)
         rc = dls_st_sync_switch(&m->sync, fd, false, w);
     int old = m->tail.fd;
-    dls_st_tail_reset(&m->tail, fd, v[n - 1].base);
+    reset_tail(m, fd, v[n - 1].base);
     if (old >= 0)
         close(old);
     int r2 = dls_st_tail_refresh(&m->tail, true, NULL, w);
@@ -186,7 +201,7 @@ static int roll(st_seg *m, dls_where *w)
     m->checked = base; /* the segment rolled from is whole: this writer counted it */
     rc = dls_st_sync_switch(&m->sync, fd, true, w); /* syncs the old segment */
     int old = m->tail.fd;
-    dls_st_tail_reset(&m->tail, fd, base);
+    reset_tail(m, fd, base);
     close(old);
     return rc;
 }
@@ -271,7 +286,7 @@ static void undo_batch(st_seg *m, uint64_t base0, uint64_t end0, uint64_t count0
         }
         (void)dls_st_sync_switch(&m->sync, fd, false, &ignored);
         int old = m->tail.fd;
-        dls_st_tail_reset(&m->tail, fd, base0);
+        reset_tail(m, fd, base0);
         close(old);
         m->checked = base0;
         if (m->tail.io->ftruncate(fd, (off_t)end0) < 0 ||
@@ -393,7 +408,12 @@ int dls_st_segmented_open(dls_medium **out, const char *path, dls_open_mode mode
     m->retain_segments = s->retain_segments;
     m->retain_bytes = s->retain_bytes;
     m->tail.fd = -1;
+    m->dirfd = -1;
     int rc = 0;
+    if (!(m->path = strdup(path))) {
+        rc = dls_st_fail(w, DLS_ERR_NOMEM, 0, "out of memory", 0);
+        goto fail;
+    }
     m->dirfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (m->dirfd < 0) {
         rc = dls_st_fail(w, errno == ENOENT ? DLS_ERR_NOTFOUND : DLS_ERR_IO, 0,

@@ -148,6 +148,35 @@ DLS_EXPORT int dls_medium_open(dls_medium **out, const char *path,
                                dls_open_mode mode, const dls_medium_settings *s,
                                dls_where *w);
 
+/* What opening for append (or an append that found another writer's torn
+ * tail) cut from a file (stream-format.md rev 4, torn tails): the bytes
+ * from the first bad record to the end, first saved durably to a sidecar
+ * `<file>.torn-<offset>` beside the file (a segment's inside the
+ * directory; `-2`, `-3`, … when one exists: never replaced). */
+typedef struct dls_torn_cut {
+    uint64_t offset;        /* byte offset of the first bad record: where the file was cut */
+    uint64_t bytes;         /* bytes cut (all saved in the sidecar) */
+    uint64_t valid_records; /* CRC-valid records found in them (a lower bound when
+                               `capped`); more than 0 means acknowledged data may
+                               have been cut: a flipped bit, not a crash */
+    bool capped;            /* the search for valid records stopped at its work bound */
+    uint64_t cuts;          /* cuts this handle made so far (this one included) */
+    const char *sidecar;    /* the sidecar's path, borrowed until the next call on the medium */
+} dls_torn_cut;
+
+/* The last cut this handle made: true with *out filled, false when it cut
+ * nothing (or m is not a file or segmented medium open for append). */
+DLS_EXPORT bool dls_medium_last_cut(dls_medium *m, dls_torn_cut *out);
+
+/* Torn-tail sidecars beside the medium at `path`: files named
+ * `<path>.torn-*` beside a stream file, or `*.seg.torn-*` inside a
+ * segmented directory (stream-format.md rev 4: `dump` and `audit` warn
+ * about them). *count receives how many; *first (when not NULL) a path of
+ * one of them, malloc'd (the caller frees; NULL when none). 0,
+ * DLS_ERR_NOTFOUND, DLS_ERR_IO, DLS_ERR_NOMEM. */
+DLS_EXPORT int dls_medium_sidecars(const char *path, size_t *count, char **first,
+                                   dls_where *w);
+
 /* A new in-memory ring (evict-oldest at s->ring_capacity records), open
  * for append, with s->id or a random id. Errors: DLS_ERR_INVAL (capacity
  * 0), DLS_ERR_NOMEM, DLS_ERR_SODIUM. */
