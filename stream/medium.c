@@ -19,6 +19,7 @@ struct dls_cursor {
     void *impl;
     uint64_t pos;     /* the next unread position (after END: the seal's) */
     bool retired;
+    bool check;       /* resumed: position pos − 1 must still exist (first next) */
 };
 
 int dls_medium_wrap(dls_medium **out, const dls_medium_ops *ops, void *impl,
@@ -173,6 +174,91 @@ int dls_cursor_new(dls_cursor **out, dls_medium *m, uint64_t from)
     return 0;
 }
 
+int dls_cursor_resume(dls_cursor **out, dls_medium *m, uint64_t from)
+{
+    if (from == 0)
+        return dls_cursor_new(out, m, 0);
+    /* The backend cursor starts at from − 1: its first record proves the
+     * position already read still exists, and is swallowed. */
+    int rc = dls_cursor_new(out, m, from - 1);
+    if (rc)
+        return rc;
+    (*out)->pos = from;
+    (*out)->check = true;
+    return 0;
+}
+
+static dls_next resume_step(dls_cursor *c, dls_record *rec, dls_where *w);
+
+/* The first next of a resumed cursor: reads position pos − 1 again. False
+ * when the cursor may go on reading normally; true with *answer (and rec)
+ * the answer to give. */
+static bool resume_check(dls_cursor *c, dls_record *rec, dls_where *w, dls_next *answer)
+{
+    dls_next a = resume_step(c, rec, w);
+    if (a == DLS_NEXT_OK && !rec->p)
+        return false;
+    *answer = a;
+    return true;
+}
+
+/* One try of resume_check: OK with rec->p NULL means "go on normally". */
+static dls_next resume_step(dls_cursor *c, dls_record *rec, dls_where *w)
+{
+    uint64_t want = c->pos - 1;
+    for (;;) {
+        dls_next r = c->m->ops->cursor_next(c->impl, rec, w);
+        bool seal = r == DLS_NEXT_OK && dls_record_is_seal(rec->p, rec->n);
+        if (r == DLS_NEXT_OK && !seal) {
+            c->check = false;
+            if (rec->position == want) {
+                rec->p = NULL; /* still there: swallow it */
+                rec->n = 0;
+                return DLS_NEXT_OK;
+            }
+            /* the backend went past it without a gap (not expected):
+             * deliver the record */
+            c->pos = rec->position + 1;
+            return DLS_NEXT_OK;
+        }
+        if (r == DLS_NEXT_GAP) {
+            if (rec->position <= want)
+                continue;
+            /* evicted: the medium went past it, it did not shrink */
+            c->check = false;
+            if (rec->position == c->pos) {
+                rec->p = NULL;
+                return DLS_NEXT_OK;
+            }
+            rec->gap_from = c->pos;
+            c->pos = rec->position;
+            return DLS_NEXT_GAP;
+        }
+        if (seal || r == DLS_NEXT_END) {
+            if (rec->position >= want) {
+                c->check = false;
+                /* sealed at or after the last position read */
+                c->retired = true;
+                c->pos = rec->position;
+                rec->p = NULL;
+                rec->n = 0;
+                return DLS_NEXT_END;
+            }
+        }
+        /* BLOCKED before the position (or a seal before it): the medium
+         * now ends before a position already read — positions reused
+         * after a power loss, or a file rewound (stream-format.md,
+         * Readers): transport-error, every time until it is back. */
+        if (r == DLS_NEXT_BLOCKED || seal || r == DLS_NEXT_END)
+            dls_st_fail(w, DLS_ERR_CORRUPT, 0,
+                        "the medium now ends before a position already read", 0);
+        rec->p = NULL;
+        rec->n = 0;
+        rec->position = c->pos;
+        return DLS_NEXT_ERROR;
+    }
+}
+
 void dls_cursor_del(dls_cursor *c)
 {
     if (!c)
@@ -194,6 +280,9 @@ dls_next dls_cursor_next(dls_cursor *c, dls_record *rec, dls_where *w)
         rec->position = c->pos;
         return DLS_NEXT_END;
     }
+    dls_next k;
+    if (c->check && resume_check(c, rec, w, &k))
+        return k;
     dls_next r = c->m->ops->cursor_next(c->impl, rec, w);
     switch (r) {
     case DLS_NEXT_OK:

@@ -2542,6 +2542,91 @@ static void test_cli_torn_warning(void **state)
     assert_non_null(strstr(out, "sidecar"));
 }
 
+/* ---- a restarted reader detects a medium that now ends before it ------- */
+
+static void test_cursor_resume_shrunk(void **state)
+{
+    (void)state;
+    /* stream-format.md, Readers: "A medium that now ends before a position
+     * already drained ... answers transport-error"; issue 12 item 3: a
+     * restarted judge (a new cursor at its recorded position) saw only
+     * blocked. dls_cursor_resume checks the position before it. */
+    const char *p = tpath("rs.dls");
+    dls_medium *m = create_file("rs.dls", DLS_SYNC_NONE);
+    uint64_t off3 = 0;
+    for (uint64_t i = 0; i < 5; i++) {
+        if (i == 3)
+            off3 = file_size(p);
+        append_seq(m, 1, i, 10);
+    }
+    dls_medium_del(m);
+    dls_medium *rd = open_path(p, DLS_OPEN_READ, 0);
+    dls_cursor *c;
+    dls_record r;
+    dls_where w = {0};
+    /* intact: the resumed cursor is blocked at 5, then reads on */
+    assert_int_equal(dls_cursor_resume(&c, rd, 5), 0);
+    assert_int_equal(dls_cursor_position(c), 5);
+    assert_int_equal(dls_cursor_next(c, &r, NULL), DLS_NEXT_BLOCKED);
+    assert_int_equal(r.position, 5);
+    dls_cursor_del(c);
+    /* from 3: the first answer is position 3 itself */
+    assert_int_equal(dls_cursor_resume(&c, rd, 3), 0);
+    assert_int_equal(dls_cursor_next(c, &r, NULL), DLS_NEXT_OK);
+    assert_int_equal(r.position, 3);
+    dls_cursor_del(c);
+    dls_medium_del(rd);
+    /* the file rewound to 3 records (a power loss on a none medium) */
+    assert_int_equal(truncate(p, (off_t)off3), 0);
+    rd = open_path(p, DLS_OPEN_READ, 0);
+    dls_cursor *plain;
+    assert_int_equal(dls_cursor_new(&plain, rd, 5), 0);
+    assert_int_equal(dls_cursor_next(plain, &r, NULL), DLS_NEXT_BLOCKED); /* cannot tell */
+    dls_cursor_del(plain);
+    assert_int_equal(dls_cursor_resume(&c, rd, 5), 0);
+    assert_int_equal(dls_cursor_next(c, &r, &w), DLS_NEXT_ERROR);
+    assert_int_equal(r.position, 5);
+    assert_non_null(w.reason);
+    assert_non_null(strstr(w.reason, "ends before"));
+    assert_int_equal(dls_cursor_next(c, &r, NULL), DLS_NEXT_ERROR); /* every time */
+    dls_cursor_del(c);
+    dls_medium_del(rd);
+    /* a seal at the last position read ends it as usual */
+    m = open_path(p, DLS_OPEN_APPEND, 0);
+    assert_int_equal(dls_medium_seal(m, NULL), 0); /* position 3 */
+    dls_medium_del(m);
+    rd = open_path(p, DLS_OPEN_READ, 0);
+    assert_int_equal(dls_cursor_resume(&c, rd, 4), 0);
+    assert_int_equal(dls_cursor_next(c, &r, NULL), DLS_NEXT_END);
+    assert_int_equal(r.position, 3);
+    dls_cursor_del(c);
+    /* a seal before it: the medium ends before a position read */
+    assert_int_equal(dls_cursor_resume(&c, rd, 6), 0);
+    assert_int_equal(dls_cursor_next(c, &r, NULL), DLS_NEXT_ERROR);
+    dls_cursor_del(c);
+    dls_medium_del(rd);
+    /* evicted is not shrunk: a resumed cursor before the oldest retained
+     * answers gap from its position */
+    m = create_seg("rsg", 300, 2, 0, DLS_SYNC_NONE);
+    for (uint64_t i = 0; i < 10; i++)
+        append_seq(m, 1, i, 50); /* segments 6 and 9 retained */
+    assert_int_equal(dls_cursor_resume(&c, m, 2), 0);
+    assert_int_equal(dls_cursor_next(c, &r, NULL), DLS_NEXT_GAP);
+    assert_int_equal(r.gap_from, 2);
+    assert_int_equal(r.position, 6);
+    assert_int_equal(dls_cursor_next(c, &r, NULL), DLS_NEXT_OK);
+    assert_int_equal(r.position, 6);
+    dls_cursor_del(c);
+    assert_int_equal(dls_cursor_resume(&c, m, 7), 0); /* 6 retained: no gap */
+    assert_int_equal(dls_cursor_next(c, &r, NULL), DLS_NEXT_OK);
+    assert_int_equal(r.position, 7);
+    dls_cursor_del(c);
+    assert_int_equal(dls_cursor_resume(&c, m, 11), 0); /* beyond the end (10) */
+    assert_int_equal(dls_cursor_next(c, &r, NULL), DLS_NEXT_ERROR);
+    dls_cursor_del(c);
+    dls_medium_del(m);
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup_dir, teardown_dir)
@@ -2586,6 +2671,7 @@ int main(void)
         T(test_torn_sidecar_segmented),
         T(test_torn_count_bounded),
         T(test_cli_torn_warning),
+        T(test_cursor_resume_shrunk),
     };
 #undef T
     return cmocka_run_group_tests_name("stream", tests, NULL, NULL);

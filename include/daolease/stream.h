@@ -256,6 +256,18 @@ typedef struct dls_record {
  * The cursor borrows m (delete it before m). Creating is cheap: the first
  * next() walks to `from`. Errors: DLS_ERR_INVAL, DLS_ERR_NOMEM. */
 DLS_EXPORT int dls_cursor_new(dls_cursor **out, dls_medium *m, uint64_t from);
+/* A cursor at `from`, a position up to which this medium was read before
+ * (a restarted judge's recorded drained position): like dls_cursor_new,
+ * but its first next() also checks that position from − 1 still exists.
+ * While the medium now ends before it (positions reused after a power loss
+ * on a `none` medium, a file rewound or replaced: stream-format.md,
+ * Readers), next() answers DLS_NEXT_ERROR (w->reason says so), as a
+ * running cursor does when its file shrinks. An evicted position is not a
+ * shrink (the medium went past it): then next() answers GAP from `from`
+ * when records after it were evicted too. A seal at from − 1 or later
+ * answers END as usual. The check costs one record read. from = 0 is
+ * dls_cursor_new. Errors: DLS_ERR_INVAL, DLS_ERR_NOMEM. */
+DLS_EXPORT int dls_cursor_resume(dls_cursor **out, dls_medium *m, uint64_t from);
 /* Deletes a cursor; NULL-safe. */
 DLS_EXPORT void dls_cursor_del(dls_cursor *c);
 
