@@ -259,11 +259,12 @@ int dls_st_file_open(dls_medium **out, const char *path, dls_open_mode mode,
     st_file *f = file_alloc(s, mode);
     if (!f)
         return dls_st_fail(w, DLS_ERR_NOMEM, 0, "out of memory", 0);
-    int flags = (mode == DLS_OPEN_APPEND ? O_RDWR : O_RDONLY) | O_CLOEXEC;
-    f->fd = open(path, flags);
+    f->fd = dls_st_open_regular(AT_FDCWD, path, mode == DLS_OPEN_APPEND ? O_RDWR : O_RDONLY);
     if (f->fd < 0) {
         int e = errno;
         file_free(f);
+        if (e == EINVAL)
+            return dls_st_fail(w, DLS_ERR_INVAL, 0, DLS_ST_NOT_REGULAR, 0);
         return dls_st_fail(w, e == ENOENT ? DLS_ERR_NOTFOUND : DLS_ERR_IO, 0,
                            "cannot open the stream file", e);
     }

@@ -299,6 +299,18 @@ int dls_st_random_hex(char out[17]);
 /* A fresh random medium id (libsodium). 0 or DLS_ERR_SODIUM. */
 int dls_st_random_id(uint8_t id[DLS_MEDIUM_ID_LEN]);
 
+/* The reason given for a medium path (or a segment, medium.id,
+ * medium.bounds) that is not a regular file or a directory: refused at
+ * once, never opened in a way that could block (issue 12 item 11). */
+#define DLS_ST_NOT_REGULAR \
+    "not a regular file or a directory (a FIFO, device or socket is refused)"
+
+/* Opens name (relative to dirfd) with O_NONBLOCK and O_CLOEXEC and checks
+ * with fstat that it is a regular file, so that a FIFO can neither block
+ * the open nor a later read. -1 with errno set (EINVAL for a file that is
+ * not regular). */
+int dls_st_open_regular(int dirfd, const char *name, int flags);
+
 /* Sets a failure reason in w (NULL-safe) and returns code. */
 int dls_st_fail(dls_where *w, int code, uint64_t offset, const char *reason, int err);
 

@@ -106,10 +106,13 @@ int dls_st_seg_open_file(const st_seg *m, uint64_t base, bool rw, int *fd, dls_w
 {
     char name[SEG_NAME_LEN + 1];
     dls_st_seg_name(name, base);
-    int f = openat(m->dirfd, name, (rw ? O_RDWR : O_RDONLY) | O_CLOEXEC);
-    if (f < 0)
+    int f = dls_st_open_regular(m->dirfd, name, rw ? O_RDWR : O_RDONLY);
+    if (f < 0) {
+        if (errno == EINVAL)
+            return dls_st_fail(w, DLS_ERR_INVAL, 0, DLS_ST_NOT_REGULAR, 0);
         return dls_st_fail(w, errno == ENOENT ? DLS_ERR_NOTFOUND : DLS_ERR_IO, 0,
                            "cannot open a segment", errno);
+    }
     dls_st_header h;
     bool have = false;
     int rc = dls_st_read_header(f, &h, &have, w);
@@ -131,7 +134,9 @@ int dls_st_seg_open_file(const st_seg *m, uint64_t base, bool rw, int *fd, dls_w
 
 int dls_st_seg_read_id(int dirfd, uint8_t id[DLS_MEDIUM_ID_LEN], dls_where *w)
 {
-    int fd = openat(dirfd, ID_FILE, O_RDONLY | O_CLOEXEC);
+    int fd = dls_st_open_regular(dirfd, ID_FILE, O_RDONLY);
+    if (fd < 0 && errno == EINVAL)
+        return dls_st_fail(w, DLS_ERR_INVAL, 0, DLS_ST_NOT_REGULAR, 0);
     if (fd < 0)
         return dls_st_fail(w, errno == ENOENT ? DLS_ERR_HEADER : DLS_ERR_IO, 0,
                            errno == ENOENT ? "not a segmented medium (no medium.id)"
@@ -168,7 +173,9 @@ bad:
 int dls_st_seg_read_bounds(st_seg *m, bool *found, dls_where *w)
 {
     *found = false;
-    int fd = openat(m->dirfd, BOUNDS_FILE, O_RDONLY | O_CLOEXEC);
+    int fd = dls_st_open_regular(m->dirfd, BOUNDS_FILE, O_RDONLY);
+    if (fd < 0 && errno == EINVAL)
+        return dls_st_fail(w, DLS_ERR_INVAL, 0, DLS_ST_NOT_REGULAR, 0);
     if (fd < 0)
         return errno == ENOENT ? 0
                                : dls_st_fail(w, DLS_ERR_IO, 0, "cannot open medium.bounds", errno);

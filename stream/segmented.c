@@ -426,7 +426,7 @@ int dls_st_segmented_open(dls_medium **out, const char *path, dls_open_mode mode
         bool found;
         if ((rc = dls_st_seg_read_bounds(m, &found, w)))
             goto fail;
-        m->lockfd = openat(m->dirfd, ID_FILE, O_RDWR | O_CLOEXEC);
+        m->lockfd = dls_st_open_regular(m->dirfd, ID_FILE, O_RDWR);
         if (m->lockfd < 0) {
             rc = dls_st_fail(w, DLS_ERR_IO, 0, "cannot open medium.id for the lock", errno);
             goto fail;

@@ -2627,6 +2627,66 @@ static void test_cursor_resume_shrunk(void **state)
     dls_medium_del(m);
 }
 
+/* ---- non-regular files are refused at once ------------------------------ */
+
+static void test_fifo_refused(void **state)
+{
+    (void)state;
+    /* issue 12 item 11: a FIFO (or any non-regular file) given as a medium
+     * is refused at once, not opened in a way that blocks forever. An
+     * alarm turns a hang into a failure. */
+    alarm(20);
+    const char *f = tpath("fifo");
+    assert_int_equal(mkfifo(f, 0600), 0);
+    dls_medium_settings st = settings(DLS_SYNC_NONE);
+    dls_medium *m = NULL;
+    dls_where w = {0};
+    assert_int_equal(dls_medium_open(&m, f, DLS_OPEN_READ, &st, &w), DLS_ERR_INVAL);
+    assert_non_null(strstr(w.reason, "not a regular file"));
+    assert_int_equal(dls_medium_open(&m, f, DLS_OPEN_APPEND, &st, &w), DLS_ERR_INVAL);
+    assert_int_equal(dls_medium_create(&m, DLS_MEDIUM_FILE, f, &st, &w), DLS_ERR_EXISTS);
+    /* a device too */
+    assert_int_equal(dls_medium_open(&m, "/dev/null", DLS_OPEN_READ, &st, &w), DLS_ERR_INVAL);
+    /* inside a segmented medium: a FIFO as medium.bounds, as medium.id and
+     * as a segment */
+    dls_medium *sm = create_seg("fs", 300, 0, 0, DLS_SYNC_NONE);
+    for (uint64_t i = 0; i < 4; i++)
+        append_seq(sm, 1, i, 50); /* segments 0 and 3 */
+    dls_medium_del(sm);
+    char name[PATH_MAX];
+    seg_path(name, sizeof name, "fs", 3);
+    assert_int_equal(unlink(tpath(name)), 0);
+    assert_int_equal(mkfifo(tpath(name), 0600), 0);
+    assert_int_equal(dls_medium_open(&m, tpath("fs"), DLS_OPEN_APPEND, &st, &w), DLS_ERR_INVAL);
+    dls_medium *rd = open_path(tpath("fs"), DLS_OPEN_READ, 0);
+    dls_cursor *c;
+    dls_record r;
+    uint64_t count;
+    assert_int_equal(dls_cursor_new(&c, rd, 0), 0);
+    assert_int_equal(drain(c, &count, &r), DLS_NEXT_ERROR);
+    assert_int_equal(count, 3);
+    dls_cursor_del(c);
+    dls_medium_del(rd);
+    assert_int_equal(unlink(tpath("fs/medium.bounds")), 0);
+    assert_int_equal(mkfifo(tpath("fs/medium.bounds"), 0600), 0);
+    assert_int_equal(dls_medium_open(&m, tpath("fs"), DLS_OPEN_APPEND, &st, &w), DLS_ERR_INVAL);
+    assert_int_equal(unlink(tpath("fs/medium.id")), 0);
+    assert_int_equal(mkfifo(tpath("fs/medium.id"), 0600), 0);
+    assert_int_equal(dls_medium_open(&m, tpath("fs"), DLS_OPEN_READ, &st, &w), DLS_ERR_INVAL);
+    /* the CLI names the path */
+    if (getenv("DAOLEASE_BIN")) {
+        char out[4096], args[PATH_MAX * 2];
+        snprintf(args, sizeof args, "dump %s", f);
+        assert_int_equal(run_cli(args, out, sizeof out), 1);
+        assert_non_null(strstr(out, f));
+        assert_non_null(strstr(out, "not a regular file"));
+        snprintf(args, sizeof args, "append %s --bare --no-validate </dev/null", f);
+        assert_int_equal(run_cli(args, out, sizeof out), 1);
+        assert_non_null(strstr(out, "not a regular file"));
+    }
+    alarm(0);
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup_dir, teardown_dir)
@@ -2672,6 +2732,7 @@ int main(void)
         T(test_torn_count_bounded),
         T(test_cli_torn_warning),
         T(test_cursor_resume_shrunk),
+        T(test_fifo_refused),
     };
 #undef T
     return cmocka_run_group_tests_name("stream", tests, NULL, NULL);
