@@ -24,7 +24,9 @@ dls_sync dls_cli_sync(const char *name)
 static int report(const char *sub, const char *where, int rc, const dls_where *w)
 {
     bool at = rc == DLS_ERR_CORRUPT || rc == DLS_ERR_HEADER || rc == DLS_ERR_RECORD;
-    if (w->reason && !at)
+    if (w->reason && !at && w->sys_errno) /* name EACCES, EMFILE, ENOSPC, … as such */
+        dls_cli_error(sub, "%s: %s (%s)", where, w->reason, strerror(w->sys_errno));
+    else if (w->reason && !at)
         dls_cli_error(sub, "%s: %s (%s)", where, w->reason, dls_strerror(rc));
     else if (w->reason)
         dls_cli_error(sub, "%s: position %llu: %s (%s)", where,

@@ -2358,6 +2358,15 @@ static void test_cli_hole(void **state)
     snprintf(args, sizeof args, "append %s --bare --no-validate </dev/null", tpath("ch"));
     assert_int_equal(run_cli(args, out, sizeof out), 1);
     assert_non_null(strstr(out, "position 3"));
+    /* corruption (a bad record followed by more than R bytes): dump exits
+     * non-zero naming the position and byte (issue 12 item 13) */
+    uint64_t b = build_r_file(tpath("cc.dls"), (uint64_t)R + 1000);
+    snprintf(args, sizeof args, "dump %s --from 2", tpath("cc.dls"));
+    assert_int_equal(run_cli(args, out, sizeof out), 1);
+    assert_non_null(strstr(out, "position 2"));
+    char byte[64];
+    snprintf(byte, sizeof byte, "byte %" PRIu64, b);
+    assert_non_null(strstr(out, byte));
 }
 
 /* ---- revision 4: torn tails keep their bytes ---------------------------- */
@@ -2687,6 +2696,87 @@ static void test_fifo_refused(void **state)
     alarm(0);
 }
 
+/* ---- errors say what happened ------------------------------------------ */
+
+static void test_errno_named(void **state)
+{
+    (void)state;
+    /* issue 12 item 13: EACCES, EMFILE, ENOSPC are named as such, not as
+     * "input/output error": a refused permission answers DLS_ERR_PERM, and
+     * every system error keeps its errno in w->sys_errno for the message. */
+    dls_medium *m = create_file("e.dls", DLS_SYNC_NONE);
+    dls_medium_del(m);
+    assert_int_equal(chmod(tpath("e.dls"), 0600), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        /* EACCES: another user (as root, drop to nobody first) */
+        if (getuid() == 0 && (setgid(65534) || setuid(65534)))
+            _exit(10);
+        dls_medium *cm = NULL;
+        dls_where w = {0};
+        int rc = dls_medium_open(&cm, tpath("e.dls"), DLS_OPEN_READ, NULL, &w);
+        _exit(rc == DLS_ERR_PERM && w.sys_errno == EACCES ? 0 : 11);
+    }
+    int st;
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    assert_true(WIFEXITED(st));
+    assert_int_equal(WEXITSTATUS(st), 0);
+    pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        /* EMFILE: no descriptor left */
+        struct rlimit rl;
+        if (getrlimit(RLIMIT_NOFILE, &rl))
+            _exit(10);
+        int hi = open("/dev/null", O_RDONLY | O_CLOEXEC);
+        rl.rlim_cur = (rlim_t)hi; /* the next open fails */
+        if (setrlimit(RLIMIT_NOFILE, &rl))
+            _exit(10);
+        close(hi);
+        while (open("/dev/null", O_RDONLY | O_CLOEXEC) >= 0) {
+        }
+        dls_medium *cm = NULL;
+        dls_where w = {0};
+        int rc = dls_medium_open(&cm, tpath("e.dls"), DLS_OPEN_READ, NULL, &w);
+        _exit(rc == DLS_ERR_IO && w.sys_errno == EMFILE && w.reason ? 0 : 11);
+    }
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    assert_true(WIFEXITED(st));
+    assert_int_equal(WEXITSTATUS(st), 0);
+    /* ENOSPC on append (a write that makes no progress): errno kept */
+    hooks_reset();
+    m = open_path(tpath("e.dls"), DLS_OPEN_APPEND, 0);
+    dls_st_set_io(m, &hooks);
+    h_short_write = 1;
+    uint8_t b[128];
+    size_t n = make_payload(b, 1, 0, 10);
+    uint64_t pos;
+    dls_where w = {0};
+    assert_int_equal(dls_medium_append(m, b, n, &pos, &w), DLS_ERR_IO);
+    assert_int_equal(w.sys_errno, ENOSPC);
+    dls_medium_del(m);
+    hooks_reset();
+    /* the CLI prints strerror, not "input/output error" */
+    if (getenv("DAOLEASE_BIN") && getuid() == 0 && system("command -v setpriv >/dev/null") == 0) {
+        char out[4096], args[PATH_MAX * 2];
+        snprintf(args, sizeof args,
+                 "dump %s", tpath("e.dls"));
+        char cmd[PATH_MAX * 3];
+        snprintf(cmd, sizeof cmd,
+                 "setpriv --reuid=65534 --regid=65534 --clear-groups %s %s 2>&1",
+                 getenv("DAOLEASE_BIN"), args);
+        FILE *f = popen(cmd, "re");
+        assert_non_null(f);
+        size_t k = fread(out, 1, sizeof out - 1, f);
+        out[k] = 0;
+        int ps = pclose(f);
+        assert_true(WIFEXITED(ps) && WEXITSTATUS(ps) == 1);
+        assert_non_null(strstr(out, strerror(EACCES)));
+        assert_null(strstr(out, "input/output error"));
+    }
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup_dir, teardown_dir)
@@ -2733,6 +2823,7 @@ int main(void)
         T(test_cli_torn_warning),
         T(test_cursor_resume_shrunk),
         T(test_fifo_refused),
+        T(test_errno_named),
     };
 #undef T
     return cmocka_run_group_tests_name("stream", tests, NULL, NULL);
