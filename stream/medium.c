@@ -20,6 +20,7 @@ struct dls_cursor {
     uint64_t pos;     /* the next unread position (after END: the seal's) */
     bool retired;
     bool check;       /* resumed: position pos − 1 must still exist (first next) */
+    bool ended_before; /* resumed, and a seal ends the medium before pos − 1 */
 };
 
 int dls_medium_wrap(dls_medium **out, const dls_medium_ops *ops, void *impl,
@@ -207,8 +208,18 @@ static dls_next resume_step(dls_cursor *c, dls_record *rec, dls_where *w)
 {
     uint64_t want = c->pos - 1;
     for (;;) {
+        if (c->ended_before) {
+            dls_st_fail(w, DLS_ERR_CORRUPT, 0,
+                        "the medium now ends before a position already read", 0);
+            rec->p = NULL;
+            rec->n = 0;
+            rec->position = c->pos;
+            return DLS_NEXT_ERROR;
+        }
         dls_next r = c->m->ops->cursor_next(c->impl, rec, w);
         bool seal = r == DLS_NEXT_OK && dls_record_is_seal(rec->p, rec->n);
+        if (r == DLS_NEXT_OK && !seal && rec->position < want)
+            continue; /* not expected (a backend walks to its start) */
         if (r == DLS_NEXT_OK && !seal) {
             c->check = false;
             if (rec->position == want) {
@@ -249,6 +260,8 @@ static dls_next resume_step(dls_cursor *c, dls_record *rec, dls_where *w)
          * now ends before a position already read — positions reused
          * after a power loss, or a file rewound (stream-format.md,
          * Readers): transport-error, every time until it is back. */
+        if (seal || r == DLS_NEXT_END)
+            c->ended_before = true; /* for good: never ask the backend past a seal */
         if (r == DLS_NEXT_BLOCKED || seal || r == DLS_NEXT_END)
             dls_st_fail(w, DLS_ERR_CORRUPT, 0,
                         "the medium now ends before a position already read", 0);

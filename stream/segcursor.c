@@ -138,7 +138,9 @@ static dls_next hole_check(st_scur *c, uint64_t next, dls_record *rec, dls_where
     if (!after && !overlap)
         return DLS_NEXT_BLOCKED;
     int fd2;
-    int rc = dls_st_seg_open_file(c->m, next, false, &fd2, w);
+    /* An empty segment is its own next: a later one is then a hole. */
+    int rc = next == c->seg_base ? DLS_ERR_NOTFOUND
+                                 : dls_st_seg_open_file(c->m, next, false, &fd2, w);
     if (rc == 0) {
         use_seg(c, fd2, next); /* rolled meanwhile */
         return DLS_NEXT_OK;
