@@ -66,7 +66,7 @@ static int file_append_batch(void *impl, const uint8_t *const *recs, const size_
     }
     /* Another process may have appended (or recovered a torn tail) since
      * this handle last held the lock: bring the count up to date. */
-    rc = f->exclusive && !f->tail.dirty ? 0 : dls_st_tail_refresh(&f->tail, true, NULL, w);
+    rc = f->exclusive && !f->tail.dirty ? 0 : dls_st_tail_refresh(&f->tail, true, w);
     if (!rc && f->tail.sealed)
         rc = dls_st_fail(w, DLS_ERR_SEALED, f->tail.end, "the medium is sealed", 0);
     if (!rc && dls_st_batch_seal_inside(recs, lens, count))
@@ -247,7 +247,7 @@ static int writer_setup(st_file *f, const char *path, bool fresh, dls_where *w)
     if ((rc = dls_st_lock(f->fd, f->lock_timeout_ms, w)))
         return rc;
     if (!fresh)
-        rc = dls_st_tail_refresh(&f->tail, true, NULL, w);
+        rc = dls_st_tail_refresh(&f->tail, true, w);
     if (rc || !f->exclusive)
         dls_st_unlock(f->fd);
     return rc;

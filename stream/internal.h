@@ -11,7 +11,7 @@
 #include <sys/types.h>
 #include <sys/uio.h>
 
-#include <zlib.h>
+#include <libdeflate.h>
 
 #include "daolease/medium_impl.h"
 #include "daolease/stream.h"
@@ -123,7 +123,7 @@ static inline bool dls_st_reader_buffered(dls_st_reader *r, const uint8_t **p, s
                    (uint32_t)h[7] << 24;
     if (len == 0 || len > DLS_RECORD_MAX || rel + DLS_RECORD_HEADER_LEN + len > r->buf_len)
         return false;
-    if ((uint32_t)crc32(0L, h + DLS_RECORD_HEADER_LEN, len) != crc)
+    if (libdeflate_crc32(0, h + DLS_RECORD_HEADER_LEN, len) != crc)
         return false;
     *p = h + DLS_RECORD_HEADER_LEN;
     *n = len;
@@ -182,9 +182,9 @@ int dls_st_tail_name(dls_st_tail *t, int dirfd, const char *name);
  * others appended (or all records when the file shrank), stops at a seal,
  * and applies the R rule to a bad record b: torn (EOF − b ≤ R) is cut at
  * b when `repair` (dls_st_torn_cut: the bytes saved to a sidecar first),
- * corruption answers DLS_ERR_CORRUPT (w->offset = b).
- * *st, when not NULL, receives the fstat of the file. */
-int dls_st_tail_refresh(dls_st_tail *t, bool repair, struct stat *st, dls_where *w);
+ * corruption answers DLS_ERR_CORRUPT (w->offset = b). The size comes
+ * from lseek(SEEK_END), cheaper than fstat. */
+int dls_st_tail_refresh(dls_st_tail *t, bool repair, dls_where *w);
 
 /* Writes `cnt` iovecs holding `nrec` whole records at t->end under the
  * writer lock; on a failed or short write cuts the file back to t->end

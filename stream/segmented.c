@@ -107,7 +107,7 @@ static int resync(st_seg *m, dls_where *w)
     reset_tail(m, fd, v[n - 1].base);
     if (old >= 0)
         close(old);
-    int r2 = dls_st_tail_refresh(&m->tail, true, NULL, w);
+    int r2 = dls_st_tail_refresh(&m->tail, true, w);
     return rc ? rc : r2;
 }
 
@@ -123,7 +123,7 @@ static int refresh(st_seg *m, dls_where *w)
         if (st.st_nlink == 0) {
             rc = resync(m, w); /* our segment was deleted: others rolled past it */
         } else {
-            rc = dls_st_tail_refresh(&m->tail, true, NULL, w);
+            rc = dls_st_tail_refresh(&m->tail, true, w);
             if (rc)
                 return rc;
             char name[SEG_NAME_LEN + 1];
@@ -290,7 +290,7 @@ static void undo_batch(st_seg *m, uint64_t base0, uint64_t end0, uint64_t count0
         close(old);
         m->checked = base0;
         if (m->tail.io->ftruncate(fd, (off_t)end0) < 0 ||
-            dls_st_tail_refresh(&m->tail, false, NULL, &ignored))
+            dls_st_tail_refresh(&m->tail, false, &ignored))
             m->tail.dirty = true;
         return;
     }

@@ -291,7 +291,8 @@ DLS_EXPORT int dls_sync_parse(const char *name, dls_sync *out);
 /* True when p/n is exactly the seal record. */
 DLS_EXPORT bool dls_record_is_seal(const uint8_t *p, size_t n);
 
-/* The CRC-32 the format uses (IEEE, as zlib's crc32()) of p/n. */
+/* The CRC-32 the format uses (IEEE, as zlib's crc32()) of p/n (computed
+ * with libdeflate). */
 DLS_EXPORT uint32_t dls_stream_crc32(const uint8_t *p, size_t n);
 
 #ifdef __cplusplus
