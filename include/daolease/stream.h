@@ -122,6 +122,7 @@ DLS_EXPORT void dls_medium_settings_default(dls_medium_settings *s);
  * `s` may be NULL (defaults). On success *out is owned by the caller
  * (dls_medium_del). Errors: DLS_ERR_EXISTS when the path exists,
  * DLS_ERR_INVAL (kind is not FILE or SEGMENTED, a setting out of range),
+ * DLS_ERR_PERM (the system refused: EACCES, EPERM in w->sys_errno),
  * DLS_ERR_IO (w->sys_errno), DLS_ERR_NOMEM, DLS_ERR_SODIUM. */
 DLS_EXPORT int dls_medium_create(dls_medium **out, dls_medium_kind kind,
                                  const char *path, const dls_medium_settings *s,
@@ -141,7 +142,11 @@ DLS_EXPORT int dls_medium_create(dls_medium **out, dls_medium_kind kind,
  * header is complete). DLS_ERR_LOCKED when the writer lock was not obtained
  * within s->lock_timeout_ms, DLS_ERR_NOTFOUND when the path does not exist,
  * DLS_ERR_MEDIUM_ID for a segment whose header names another medium,
- * DLS_ERR_IO, DLS_ERR_NOMEM. `s` may be NULL (defaults). Opening for read
+ * DLS_ERR_INVAL for a path (or a segment, medium.id, medium.bounds) that
+ * is not a regular file or a directory — a FIFO is refused at once, never
+ * opened in a way that blocks —, DLS_ERR_PERM when the system refuses
+ * access (EACCES, EPERM), DLS_ERR_IO (w->sys_errno: EMFILE, ENOSPC, …),
+ * DLS_ERR_NOMEM. `s` may be NULL (defaults). Opening for read
  * is O(1) and takes no lock; opening for append scans the (last) file once
  * to count its records. */
 DLS_EXPORT int dls_medium_open(dls_medium **out, const char *path,
