@@ -2777,6 +2777,58 @@ static void test_errno_named(void **state)
     }
 }
 
+static void test_segment_batch_all_or_nothing(void **state)
+{
+    (void)state;
+    /* dls_medium_append_batch is all or nothing; with the bound per record
+     * a batch spans segments, so a failure in a later segment deletes the
+     * segments the batch created and cuts the first back (docs/streams.md;
+     * issue 12 item 3). And stream-format.md rev 4: "rolling to a new
+     * segment first fdatasyncs the old one whatever the sync policy". */
+    hooks_reset();
+    dls_medium *m = create_seg("ba", 300, 0, 0, DLS_SYNC_NONE);
+    dls_st_set_io(m, &hooks);
+    assert_true(append_seq(m, 1, 0, 50) == 0); /* 84 bytes in segment 0 */
+    uint64_t syncs0 = dls_st_sync_count(m);
+    char name[PATH_MAX];
+    seg_path(name, sizeof name, "ba", 0);
+    uint64_t size0 = file_size(tpath(name));
+    static uint8_t bufs[5][128];
+    const uint8_t *recs[5];
+    size_t lens[5];
+    for (int k = 0; k < 5; k++) {
+        lens[k] = make_payload(bufs[k], 1, 1 + (uint64_t)k, 50);
+        recs[k] = bufs[k];
+    }
+    h_short_skip = 1; /* the first write (2 records, segment 0) succeeds */
+    h_short_write = 1; /* the second (segment 3) fails */
+    uint64_t first;
+    dls_where w = {0};
+    assert_int_equal(dls_medium_append_batch(m, recs, lens, 5, &first, &w), DLS_ERR_IO);
+    assert_int_equal(file_size(tpath(name)), size0);
+    uint64_t bases[8];
+    assert_int_equal(seg_bases(tpath("ba"), bases, 8), 1);
+    /* the roll synced segment 0 although the policy is none */
+    assert_true(dls_st_sync_count(m) >= syncs0 + 1);
+    /* the next append takes position 1, in segment 0 */
+    hooks_reset();
+    assert_int_equal(dls_medium_append_batch(m, recs, lens, 5, &first, NULL), 0);
+    assert_int_equal(first, 1);
+    assert_int_equal(seg_bases(tpath("ba"), bases, 8), 2);
+    assert_int_equal(bases[1], 3);
+    dls_medium_del(m);
+    dls_medium *rd = open_path(tpath("ba"), DLS_OPEN_READ, 0);
+    dls_cursor *c;
+    dls_record r;
+    uint64_t count;
+    assert_int_equal(dls_cursor_new(&c, rd, 0), 0);
+    assert_int_equal(drain(c, &count, &r), DLS_NEXT_BLOCKED);
+    assert_int_equal(count, 6);
+    dls_cursor_del(c);
+    dls_medium_del(rd);
+    hooks_reset();
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup_dir, teardown_dir)
@@ -2824,6 +2876,7 @@ int main(void)
         T(test_cursor_resume_shrunk),
         T(test_fifo_refused),
         T(test_errno_named),
+        T(test_segment_batch_all_or_nothing),
     };
 #undef T
     return cmocka_run_group_tests_name("stream", tests, NULL, NULL);
