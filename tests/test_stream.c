@@ -2549,6 +2549,16 @@ static void test_cli_torn_warning(void **state)
     snprintf(args, sizeof args, "dump %s", p);
     assert_int_equal(run_cli(args, out, sizeof out), 0);
     assert_non_null(strstr(out, "sidecar"));
+    /* stream seal says so too */
+    copy_file(vec("three.dls"), tpath("s3.dls"));
+    fd = open(tpath("s3.dls"), O_RDWR | O_CLOEXEC);
+    assert_int_equal(pread(fd, &x, 1, 48 + 4), 1);
+    x ^= 1;
+    assert_int_equal(pwrite(fd, &x, 1, 48 + 4), 1);
+    close(fd);
+    snprintf(args, sizeof args, "stream seal %s", tpath("s3.dls"));
+    assert_int_equal(run_cli(args, out, sizeof out), 0);
+    assert_non_null(strstr(out, "2 CRC-valid records"));
 }
 
 /* ---- a restarted reader detects a medium that now ends before it ------- */
