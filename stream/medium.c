@@ -293,9 +293,13 @@ dls_next dls_cursor_next(dls_cursor *c, dls_record *rec, dls_where *w)
         rec->position = c->pos;
         return DLS_NEXT_END;
     }
-    dls_next k;
-    if (c->check && resume_check(c, rec, w, &k))
-        return k;
+    if (c->check) {
+        dls_next k;
+        if (resume_check(c, rec, w, &k))
+            return k;
+        rec->gap_from = 0; /* what the check read is not this answer */
+        rec->position = 0;
+    }
     dls_next r = c->m->ops->cursor_next(c->impl, rec, w);
     switch (r) {
     case DLS_NEXT_OK:
