@@ -180,6 +180,7 @@ static dls_next drain(dls_cursor *c, uint64_t from)
             CHECK(r.position == expect);
             CHECK(r.n >= 1 && r.n <= DLS_RECORD_MAX && r.p);
             CHECK(!dls_record_is_seal(r.p, r.n));
+            CHECK(r.gap_from == 0);
             expect++;
             CHECK(dls_cursor_position(c) == expect);
             continue;
@@ -197,6 +198,8 @@ static dls_next drain(dls_cursor *c, uint64_t from)
         CHECK(a == DLS_NEXT_BLOCKED || a == DLS_NEXT_ERROR);
         CHECK(r.position == expect && dls_cursor_position(c) == expect);
         CHECK(r.p == NULL && r.n == 0);
+        /* gap_from is 0, or at a hole the first position after it */
+        CHECK(r.gap_from == 0 || (a == DLS_NEXT_ERROR && r.gap_from > r.position));
         if (a == DLS_NEXT_ERROR) {
             CHECK(w.reason != NULL);
             /* transport-error is stable: the cursor did not move */
