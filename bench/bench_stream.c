@@ -16,8 +16,19 @@
  *                          at a time vs the library's data appends/s
  *   scan                   records/s read by a cursor vs a raw pread walk (1 MiB
  *                          chunks) that checks the same CRC-32
+ *   append_none_writers4   appends/s of 4 processes appending to one medium
+ *                          (sync none, each its own handle: lock and tail check
+ *                          per append) vs 4 processes in a raw write() loop on
+ *                          one O_APPEND file
+ *   append_none_batch64    records/s, sync none, batches of 64 on a shared
+ *                          medium (one lock, one write a batch) vs the raw
+ *                          write() loop of single records
+ *   crc32_100B, crc32_64KiB  bytes/s of libdeflate_crc32 (what the stream
+ *                          uses) vs zlib's crc32 on the same buffers
+ * The raw loops compute the same CRC-32 as the library (libdeflate).
  * Targets (not tests): overhead <= 10% for none and data (ratio >= 0.9), group
- * >= 20x data, scan >= 0.8x raw. */
+ * >= 20x data, scan >= 0.8x raw; several writers with none >= 0.6x raw,
+ * exclusive >= 0.9x (issue 13 item 3). */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -26,8 +37,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include <libdeflate.h>
 #include <zlib.h>
 
 #include "daolease/stream.h"
@@ -113,7 +126,7 @@ static double raw_appends(bool sync, uint64_t n)
     double t0 = now();
     for (uint64_t i = 0; i < n; i++) {
         payload(rec + 8, i);
-        uint32_t c = (uint32_t)crc32(0, rec + 8, PAYLOAD);
+        uint32_t c = libdeflate_crc32(0, rec + 8, PAYLOAD);
         uint32_t l = PAYLOAD;
         memcpy(rec, &l, 4);
         memcpy(rec + 4, &c, 4);
@@ -227,7 +240,7 @@ static double raw_scan(uint64_t expect)
             memcpy(&c, buf + at + 4, 4);
             if (l == 0 || l > 65536 || at + 8 + l > (size_t)k)
                 break;
-            if ((uint32_t)crc32(0, buf + at + 8, l) != c)
+            if (libdeflate_crc32(0, buf + at + 8, l) != c)
                 die("raw crc", 0);
             at += 8 + l;
             n++;
@@ -242,6 +255,111 @@ static double raw_scan(uint64_t expect)
     if (n != expect)
         die("raw scan count", 0);
     return (double)n / t;
+}
+
+/* k processes append n records each to one medium (each opens its own
+ * handle) or, raw, write() them to one O_APPEND file; appends/s overall. */
+static double writers(int k, uint64_t n, bool lib)
+{
+    unlink(path_lib);
+    unlink(path_raw);
+    if (lib)
+        dls_medium_del(fresh(DLS_SYNC_NONE, false));
+    else {
+        int fd = open(path_raw, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+        if (fd < 0)
+            die("open raw", 0);
+        close(fd);
+    }
+    int go[2];
+    if (pipe(go))
+        die("pipe", 0);
+    pid_t pids[16];
+    for (int j = 0; j < k; j++) {
+        pids[j] = fork();
+        if (pids[j] < 0)
+            die("fork", 0);
+        if (pids[j] == 0) {
+            close(go[1]);
+            dls_medium *m = NULL;
+            int fd = -1;
+            dls_medium_settings s;
+            dls_medium_settings_default(&s);
+            s.sync = DLS_SYNC_NONE;
+            if (lib && dls_medium_open(&m, path_lib, DLS_OPEN_APPEND, &s, NULL))
+                _exit(1);
+            if (!lib && (fd = open(path_raw, O_WRONLY | O_APPEND | O_CLOEXEC)) < 0)
+                _exit(1);
+            char c;
+            if (read(go[0], &c, 1) < 0)
+                _exit(1);
+            uint8_t rec[8 + PAYLOAD];
+            for (uint64_t i = 0; i < n; i++) {
+                payload(rec + 8, i);
+                if (lib) {
+                    if (dls_medium_append(m, rec + 8, PAYLOAD, NULL, NULL))
+                        _exit(2);
+                    continue;
+                }
+                uint32_t crc = libdeflate_crc32(0, rec + 8, PAYLOAD), l = PAYLOAD;
+                memcpy(rec, &l, 4);
+                memcpy(rec + 4, &crc, 4);
+                if (write(fd, rec, sizeof rec) != (ssize_t)sizeof rec)
+                    _exit(2);
+            }
+            dls_medium_del(m);
+            _exit(0);
+        }
+    }
+    close(go[0]);
+    double t0 = now();
+    close(go[1]); /* go */
+    for (int j = 0; j < k; j++) {
+        int st;
+        waitpid(pids[j], &st, 0);
+        if (!WIFEXITED(st) || WEXITSTATUS(st))
+            die("writer process", 0);
+    }
+    return (double)((uint64_t)k * n) / (now() - t0);
+}
+
+static double none_batch(uint64_t batches)
+{
+    dls_medium *m = fresh(DLS_SYNC_NONE, false);
+    static uint8_t bufs[64][PAYLOAD];
+    const uint8_t *recs[64];
+    size_t lens[64];
+    double t0 = now();
+    for (uint64_t b = 0; b < batches; b++) {
+        for (int k = 0; k < 64; k++) {
+            payload(bufs[k], b * 64 + (uint64_t)k);
+            recs[k] = bufs[k];
+            lens[k] = PAYLOAD;
+        }
+        int rc = dls_medium_append_batch(m, recs, lens, 64, NULL, NULL);
+        if (rc)
+            die("append_batch", rc);
+    }
+    double t = now() - t0;
+    dls_medium_del(m);
+    return (double)(batches * 64) / t;
+}
+
+/* bytes/s of one CRC-32 implementation over buffers of n bytes */
+static double crc_rate(size_t n, bool deflate)
+{
+    static uint8_t buf[65536];
+    for (size_t i = 0; i < sizeof buf; i++)
+        buf[i] = (uint8_t)(i * 31 + 7);
+    uint64_t iters = (uint64_t)(200e6 / (double)n);
+    volatile uint32_t acc = 0;
+    double t0 = now();
+    for (uint64_t i = 0; i < iters; i++) {
+        buf[0] = (uint8_t)i;
+        acc += deflate ? libdeflate_crc32(0, buf, n) : (uint32_t)crc32(0, buf, (uInt)n);
+    }
+    (void)acc;
+    return (double)(iters * n) / (now() - t0);
 }
 
 static double best(double a, double b)
@@ -267,13 +385,37 @@ int main(int argc, char **argv)
     emit("append_none", v, b);
     emit("append_none_exclusive", ex, b);
 
+    double wl = 0, wr = 0, nb = 0;
+    for (int r = 0; r < 3; r++) {
+        wl = best(wl, writers(4, n_none / 4, true));
+        wr = best(wr, writers(4, n_none / 4, false));
+        nb = best(nb, none_batch(n_none / 64));
+    }
+    emit("append_none_writers4", wl, wr);
+    emit("append_none_batch64", nb, b);
+
+    double cd = 0, cz = 0, cd64 = 0, cz64 = 0;
+    for (int r = 0; r < 3; r++) {
+        cd = best(cd, crc_rate(100, true));
+        cz = best(cz, crc_rate(100, false));
+        cd64 = best(cd64, crc_rate(65536, true));
+        cz64 = best(cz64, crc_rate(65536, false));
+    }
+    emit("crc32_100B", cd, cz);
+    emit("crc32_64KiB", cd64, cz64);
+
     /* Sync costs of a shared disk drift: measure the synced variants
      * interleaved, best of three each. */
     double g64 = 0, g8 = 0;
     v = b = 0;
     for (int r = 0; r < 3; r++) {
+        /* Start each from a clean page cache: on ext4 the first fdatasync
+         * otherwise pays for writing out what the runs above left dirty. */
+        sync();
         v = best(v, lib_appends(DLS_SYNC_DATA, false, n_data));
+        sync();
         b = best(b, raw_appends(true, n_data));
+        sync();
         g64 = best(g64, group_batch(n_data / 64 * 16));
         g8 = best(g8, group_threads(8, n_data / 8));
     }

@@ -318,6 +318,11 @@ static void report_error(const dumper *d, const dls_record *r, const dls_where *
     else
         dls_cli_error("dump", "%s: position %" PRIu64 ": byte %" PRIu64 ": %s", d->o->path,
                       r->position, w->offset, why);
+    /* A hole in a segmented medium (stream-format.md rev 4): gap_from is
+     * the first position after it (docs/streams.md). */
+    if (r->gap_from > r->position)
+        dls_cli_error("dump", "%s: positions %" PRIu64 "-%" PRIu64 " are missing", d->o->path,
+                      r->position, r->gap_from - 1);
 }
 
 /* Sleeps one poll interval unless a stop was requested; never busy-spins. */

@@ -184,6 +184,15 @@ static int cmd_seal(int argc, char **argv)
     memset(&w, 0, sizeof w);
     int rc = dls_redis_is_url(path) ? dls_redis_open(&m, path, DLS_OPEN_APPEND, NULL, &w)
                                     : dls_medium_open(&m, path, DLS_OPEN_APPEND, NULL, &w);
+    dls_torn_cut cut;
+    if (!rc && dls_medium_last_cut(m, &cut) && cut.valid_records > 0)
+        /* stream-format.md rev 4: a cut that held CRC-valid records */
+        dls_cli_error("stream",
+                      "%s: warning: cut a torn tail at byte %" PRIu64 ": %" PRIu64
+                      " bytes holding %s%" PRIu64 " CRC-valid records (acknowledged records "
+                      "may be among them: a damaged record, not a crash); saved in %s",
+                      path, cut.offset, cut.bytes, cut.capped ? "at least " : "",
+                      cut.valid_records, cut.sidecar);
     if (!rc)
         rc = dls_medium_seal(m, &w);
     dls_medium_del(m);

@@ -1,5 +1,6 @@
 #include "cli/media.h"
 
+#include <inttypes.h>
 #include <msgpack.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,7 +42,9 @@ static int report(const char *sub, const char *where, int rc, const dls_where *w
     char buf[1024];
     where = shown(where, buf, sizeof buf);
     bool at = rc == DLS_ERR_CORRUPT || rc == DLS_ERR_HEADER || rc == DLS_ERR_RECORD;
-    if (w->reason && !at)
+    if (w->reason && !at && w->sys_errno) /* name EACCES, EMFILE, ENOSPC, … as such */
+        dls_cli_error(sub, "%s: %s (%s)", where, w->reason, strerror(w->sys_errno));
+    else if (w->reason && !at)
         dls_cli_error(sub, "%s: %s (%s)", where, w->reason, dls_strerror(rc));
     else if (w->reason)
         dls_cli_error(sub, "%s: position %llu: %s (%s)", where,
@@ -49,6 +52,29 @@ static int report(const char *sub, const char *where, int rc, const dls_where *w
     else
         dls_cli_error(sub, "%s: %s", where, dls_strerror(rc));
     return rc;
+}
+
+/* stream-format.md rev 4, torn tails: a cut whose bytes held CRC-valid
+ * records may have removed acknowledged data (a flipped bit, not a
+ * crash); `dump` warns about any sidecar beside the medium it reads. */
+static void warn_torn(const char *sub, const char *where, dls_medium *m)
+{
+    dls_torn_cut cut;
+    if (dls_medium_last_cut(m, &cut) && cut.valid_records > 0)
+        dls_cli_error(sub,
+                      "%s: warning: cut a torn tail at byte %" PRIu64 ": %" PRIu64
+                      " bytes holding %s%" PRIu64 " CRC-valid records (acknowledged records "
+                      "may be among them: a damaged record, not a crash); saved in %s",
+                      where, cut.offset, cut.bytes, cut.capped ? "at least " : "",
+                      cut.valid_records, cut.sidecar ? cut.sidecar : "a sidecar");
+    size_t n = 0;
+    char *first = NULL;
+    if (!strcmp(sub, "dump") && strncmp(where, "redis://", 8) &&
+        dls_medium_sidecars(where, &n, &first, NULL) == 0 && n > 0)
+        dls_cli_error(sub, "%s: warning: %zu torn-tail sidecar%s beside the medium (e.g. %s): "
+                           "bytes cut from a torn tail, kept for inspection",
+                      where, n, n == 1 ? "" : "s", first ? first : "?");
+    free(first);
 }
 
 #ifdef DLS_HAVE_REDIS
@@ -89,7 +115,10 @@ int dls_cli_open(dls_medium **out, const char *sub, const char *where,
         else
             rc = dls_medium_open(out, where, mode, &s, &w);
     }
-    return rc ? report(sub, where, rc, &w) : 0;
+    if (rc)
+        return report(sub, where, rc, &w);
+    warn_torn(sub, where, *out);
+    return 0;
 }
 
 int dls_cli_ticks_new(dls_cli_ticks *t, const char *sub, bool cursor)

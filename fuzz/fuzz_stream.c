@@ -5,13 +5,16 @@
  *      cursor from a position taken from the input): answers must follow
  *      the cursor rules — ok positions consecutive, the cursor never moving
  *      on blocked or transport-error, end retiring it;
- *   2. a copy opened for append: either refused (header) or recovered, and
+ *   2. a copy (in a scratch directory, where the sidecar of a cut torn
+ *      tail goes) opened for append: either refused (header) or recovered, and
  *      then the file must read cleanly to its end, and an append must land
  *      at the position after the last record (or be refused as sealed).
  *
  * Never crash, never read out of bounds (pread into a bounded buffer),
  * never allocate beyond the fixed buffers. Violations abort(). */
+#include <dirent.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,6 +53,45 @@ static int make_file(const uint8_t *data, size_t size, char *path, size_t cap)
     }
     snprintf(path, cap, "/proc/self/fd/%d", fd);
     return fd;
+}
+
+/* A file holding data in a fresh scratch directory; its descriptor. */
+static int make_dir_file(const uint8_t *data, size_t size, char *dir, size_t dcap, char *path,
+                         size_t pcap)
+{
+    struct stat st;
+    const char *t = getenv("TMPDIR");
+    snprintf(dir, dcap, "%s/fuzz-stream-XXXXXX",
+             stat("/dev/shm", &st) == 0 && S_ISDIR(st.st_mode) ? "/dev/shm"
+             : t && *t                                          ? t
+                                                                : "/tmp");
+    if (!mkdtemp(dir))
+        return -1;
+    snprintf(path, pcap, "%s/m.dls", dir);
+    int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return -1;
+    size_t done = 0;
+    while (done < size) {
+        ssize_t k = write(fd, data + done, size - done);
+        if (k <= 0)
+            break;
+        done += (size_t)k;
+    }
+    return fd;
+}
+
+static void remove_dir(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (d) {
+        struct dirent *e;
+        while ((e = readdir(d)))
+            if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+                unlinkat(dirfd(d), e->d_name, 0);
+        closedir(d);
+    }
+    rmdir(dir);
 }
 
 /* Drains a cursor; returns the final answer, *records the ok count and
@@ -131,9 +173,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         CHECK(rc == DLS_ERR_HEADER && w.reason);
     }
 
-    /* 2. a copy opened for append: recovery */
-    char path2[64];
-    int fd2 = make_file(data, size, path2, sizeof path2);
+    /* 2. a copy opened for append: recovery. It lives in a scratch
+     * directory (on /dev/shm when there is one): cutting a torn tail first
+     * saves it to a sidecar beside the file (stream-format.md rev 4). */
+    char path2[400];
+    char dir[300];
+    int fd2 = make_dir_file(data, size, dir, sizeof dir, path2, sizeof path2);
     if (fd2 >= 0) {
         m = NULL;
         memset(&w, 0, sizeof w);
@@ -160,6 +205,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             CHECK(rc == DLS_ERR_HEADER || (rc == DLS_ERR_CORRUPT && size > DLS_TORN_TAIL_MAX));
         }
         close(fd2);
+        remove_dir(dir);
     }
     close(fd);
     return 0;

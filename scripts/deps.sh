@@ -3,7 +3,7 @@
 # and fuzz. Idempotent: installs only what is missing. Run as root.
 set -euo pipefail
 pkgs=(meson ninja-build pkg-config gcc clang libclang-rt-14-dev
-      libmsgpack-dev libsodium-dev libcmocka-dev zlib1g-dev libjansson-dev
+      libmsgpack-dev libsodium-dev libcmocka-dev zlib1g-dev libdeflate-dev libjansson-dev
       libhiredis-dev redis-server python3 python3-msgpack python3-nacl
       python3-cffi python3-pytest python3-venv
       valgrind jq)

@@ -129,3 +129,22 @@ fail:
     close(fd);
     return rc;
 }
+
+int dls_st_open_regular(int dirfd, const char *name, int flags)
+{
+    int fd = openat(dirfd, name, flags | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    struct stat st;
+    int e = 0;
+    if (fstat(fd, &st) < 0)
+        e = errno;
+    else if (!S_ISREG(st.st_mode))
+        e = EINVAL;
+    if (e) {
+        close(fd);
+        errno = e;
+        return -1;
+    }
+    return fd;
+}

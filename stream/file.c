@@ -66,7 +66,7 @@ static int file_append_batch(void *impl, const uint8_t *const *recs, const size_
     }
     /* Another process may have appended (or recovered a torn tail) since
      * this handle last held the lock: bring the count up to date. */
-    rc = f->exclusive && !f->tail.dirty ? 0 : dls_st_tail_refresh(&f->tail, true, NULL, w);
+    rc = f->exclusive && !f->tail.dirty ? 0 : dls_st_tail_refresh(&f->tail, true, w);
     if (!rc && f->tail.sealed)
         rc = dls_st_fail(w, DLS_ERR_SEALED, f->tail.end, "the medium is sealed", 0);
     if (!rc && dls_st_batch_seal_inside(recs, lens, count))
@@ -232,12 +232,14 @@ static int wrap(dls_medium **out, st_file *f, const char *path, dls_where *w)
 
 /* Sets up the writer side once the header is known: takes the lock, counts
  * the records, recovers a torn tail or refuses corruption. */
-static int writer_setup(st_file *f, bool fresh, dls_where *w)
+static int writer_setup(st_file *f, const char *path, bool fresh, dls_where *w)
 {
     int rc = dls_st_tail_init(&f->tail, f->fd, f->hdr.base, NULL);
     if (rc)
         return dls_st_fail(w, rc, 0, "out of memory", 0);
     f->tail_ok = true;
+    if ((rc = dls_st_tail_name(&f->tail, AT_FDCWD, path)))
+        return dls_st_fail(w, rc, 0, "out of memory", 0);
     rc = dls_st_sync_init(&f->sync, f->policy, f->fd, NULL);
     if (rc)
         return dls_st_fail(w, rc, 0, "cannot initialise a mutex", 0);
@@ -245,7 +247,7 @@ static int writer_setup(st_file *f, bool fresh, dls_where *w)
     if ((rc = dls_st_lock(f->fd, f->lock_timeout_ms, w)))
         return rc;
     if (!fresh)
-        rc = dls_st_tail_refresh(&f->tail, true, NULL, w);
+        rc = dls_st_tail_refresh(&f->tail, true, w);
     if (rc || !f->exclusive)
         dls_st_unlock(f->fd);
     return rc;
@@ -257,11 +259,12 @@ int dls_st_file_open(dls_medium **out, const char *path, dls_open_mode mode,
     st_file *f = file_alloc(s, mode);
     if (!f)
         return dls_st_fail(w, DLS_ERR_NOMEM, 0, "out of memory", 0);
-    int flags = (mode == DLS_OPEN_APPEND ? O_RDWR : O_RDONLY) | O_CLOEXEC;
-    f->fd = open(path, flags);
+    f->fd = dls_st_open_regular(AT_FDCWD, path, mode == DLS_OPEN_APPEND ? O_RDWR : O_RDONLY);
     if (f->fd < 0) {
         int e = errno;
         file_free(f);
+        if (e == EINVAL)
+            return dls_st_fail(w, DLS_ERR_INVAL, 0, DLS_ST_NOT_REGULAR, 0);
         return dls_st_fail(w, e == ENOENT ? DLS_ERR_NOTFOUND : DLS_ERR_IO, 0,
                            "cannot open the stream file", e);
     }
@@ -272,7 +275,7 @@ int dls_st_file_open(dls_medium **out, const char *path, dls_open_mode mode,
                          "the file is shorter than its 48-byte header", 0);
     f->have_header = have;
     if (!rc && mode == DLS_OPEN_APPEND)
-        rc = writer_setup(f, false, w);
+        rc = writer_setup(f, path, false, w);
     if (rc) {
         f->exclusive = false; /* writer_setup released the lock */
         file_free(f);
@@ -302,7 +305,7 @@ int dls_st_file_create(dls_medium **out, const char *path, const dls_medium_sett
     dls_st_header_encode(h, f->hdr.id, 0);
     rc = dls_st_create_file_at(AT_FDCWD, path, h, sizeof h, &f->fd, w);
     if (!rc)
-        rc = writer_setup(f, true, w);
+        rc = writer_setup(f, path, true, w);
     if (rc) {
         f->exclusive = false;
         file_free(f);
@@ -311,19 +314,14 @@ int dls_st_file_create(dls_medium **out, const char *path, const dls_medium_sett
     return wrap(out, f, path, w);
 }
 
-/* ---- test hooks --------------------------------------------------------- */
-
-void dls_st_file_set_io(dls_medium *m, const dls_st_io *io)
+/* The writer state of a file medium opened for append (hooks.c): false
+ * for another kind of medium or a reader. */
+bool dls_st_file_writer(dls_medium *m, dls_st_tail **tail, dls_st_sync **sync)
 {
     st_file *f = dls_medium_impl(m, &dls_st_file_ops);
-    if (f && f->tail_ok) {
-        f->tail.io = io;
-        f->sync.io = io;
-    }
-}
-
-dls_st_sync *dls_st_file_sync_state(dls_medium *m)
-{
-    st_file *f = dls_medium_impl(m, &dls_st_file_ops);
-    return f && f->sync_ok ? &f->sync : NULL;
+    if (!f || !f->tail_ok)
+        return false;
+    *tail = &f->tail;
+    *sync = f->sync_ok ? &f->sync : NULL;
+    return true;
 }

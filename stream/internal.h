@@ -11,7 +11,7 @@
 #include <sys/types.h>
 #include <sys/uio.h>
 
-#include <zlib.h>
+#include <libdeflate.h>
 
 #include "daolease/medium_impl.h"
 #include "daolease/stream.h"
@@ -123,7 +123,7 @@ static inline bool dls_st_reader_buffered(dls_st_reader *r, const uint8_t **p, s
                    (uint32_t)h[7] << 24;
     if (len == 0 || len > DLS_RECORD_MAX || rel + DLS_RECORD_HEADER_LEN + len > r->buf_len)
         return false;
-    if ((uint32_t)crc32(0L, h + DLS_RECORD_HEADER_LEN, len) != crc)
+    if (libdeflate_crc32(0, h + DLS_RECORD_HEADER_LEN, len) != crc)
         return false;
     *p = h + DLS_RECORD_HEADER_LEN;
     *n = len;
@@ -162,6 +162,10 @@ typedef struct dls_st_tail {
     uint8_t *hdrs;        /* scratch record headers, cap_iov / 2 of them */
     size_t cap_iov;
     uint8_t *copy;        /* DLS_ST_COPY_MAX bytes: small appends are copied into one buffer */
+    int dirfd;            /* the file's name, relative to dirfd (AT_FDCWD for a path): */
+    char *name;           /* sidecars of torn tails go beside it (owned) */
+    const char *dirname;  /* for reports: the path of dirfd (borrowed), or NULL */
+    dls_torn_cut cut;     /* the last cut (cut.cuts == 0: none); cut.sidecar owned */
 } dls_st_tail;
 
 int dls_st_tail_init(dls_st_tail *t, int fd, uint64_t base, const dls_st_io *io);
@@ -170,12 +174,17 @@ void dls_st_tail_fini(dls_st_tail *t);
  * caller closes the previous descriptor. */
 void dls_st_tail_reset(dls_st_tail *t, int fd, uint64_t base);
 
+/* Names the file t appends to (dirfd may be AT_FDCWD): where sidecars of
+ * torn tails go. 0 or DLS_ERR_NOMEM. */
+int dls_st_tail_name(dls_st_tail *t, int dirfd, const char *name);
+
 /* Brings t up to date with the file under the writer lock: counts records
  * others appended (or all records when the file shrank), stops at a seal,
- * and applies the R rule to a bad record b: torn (EOF − b ≤ R) truncates
- * at b when `repair`, corruption answers DLS_ERR_CORRUPT (w->offset = b).
- * *st, when not NULL, receives the fstat of the file. */
-int dls_st_tail_refresh(dls_st_tail *t, bool repair, struct stat *st, dls_where *w);
+ * and applies the R rule to a bad record b: torn (EOF − b ≤ R) is cut at
+ * b when `repair` (dls_st_torn_cut: the bytes saved to a sidecar first),
+ * corruption answers DLS_ERR_CORRUPT (w->offset = b). The size comes
+ * from lseek(SEEK_END), cheaper than fstat. */
+int dls_st_tail_refresh(dls_st_tail *t, bool repair, dls_where *w);
 
 /* Writes `cnt` iovecs holding `nrec` whole records at t->end under the
  * writer lock; on a failed or short write cuts the file back to t->end
@@ -199,6 +208,23 @@ struct dls_st_sync;
 int dls_st_tail_append(dls_st_tail *t, struct dls_st_sync *s, const uint8_t *const *recs,
                        const size_t *lens, size_t count, uint64_t *first, uint64_t *seq,
                        dls_where *w);
+
+/* ---- torn tails (torn.c) ----------------------------------------------- */
+
+/* Cuts the torn tail [b, size) of t's file (stream-format.md rev 4): reads
+ * it (at most R bytes), counts the CRC-valid records in it, writes it to a
+ * sidecar `<name>.torn-<b>` (temporary file, fsync, link without
+ * replacing — `-2`, `-3`, … —, directory fsync), and only then truncates
+ * the file at b and fdatasyncs it. Records the cut in t->cut. 0,
+ * DLS_ERR_IO (nothing cut when the sidecar could not be written),
+ * DLS_ERR_NOMEM. */
+int dls_st_torn_cut(dls_st_tail *t, uint64_t b, uint64_t size, dls_where *w);
+
+/* CRC-valid records in bytes p/n that begin with a bad record: the walk
+ * resumes after the bad record's declared length when a good record is
+ * there, else searches byte by byte; the search computes at most `budget`
+ * CRC bytes (*capped then). */
+uint64_t dls_st_count_valid(const uint8_t *p, size_t n, uint64_t budget, bool *capped);
 
 /* ---- group commit (sync.c) ---------------------------------------------- */
 
@@ -239,9 +265,10 @@ int dls_st_sync_written(dls_st_sync *s, uint64_t bytes, uint64_t *seq, dls_where
 int dls_st_sync_wait(dls_st_sync *s, uint64_t seq, dls_where *w);
 
 /* Switches the descriptor syncs cover (a roll; wmu held): waits for a
- * running sync, syncs the old descriptor when the policy asks (marking
- * every written append durable) and installs fd. */
-int dls_st_sync_switch(dls_st_sync *s, int fd, dls_where *w);
+ * running sync, syncs the old descriptor when the policy asks or `always`
+ * (a roll: stream-format.md rev 4 syncs the old segment whatever the
+ * policy), marking every written append durable, and installs fd. */
+int dls_st_sync_switch(dls_st_sync *s, int fd, bool always, dls_where *w);
 
 /* ---- backends ------------------------------------------------------------ */
 
@@ -272,10 +299,28 @@ int dls_st_random_hex(char out[17]);
 /* A fresh random medium id (libsodium). 0 or DLS_ERR_SODIUM. */
 int dls_st_random_id(uint8_t id[DLS_MEDIUM_ID_LEN]);
 
+/* The reason given for a medium path (or a segment, medium.id,
+ * medium.bounds) that is not a regular file or a directory: refused at
+ * once, never opened in a way that could block (issue 12 item 11). */
+#define DLS_ST_NOT_REGULAR \
+    "not a regular file or a directory (a FIFO, device or socket is refused)"
+
+/* Opens name (relative to dirfd) with O_NONBLOCK and O_CLOEXEC and checks
+ * with fstat that it is a regular file, so that a FIFO can neither block
+ * the open nor a later read. -1 with errno set (EINVAL for a file that is
+ * not regular). */
+int dls_st_open_regular(int dirfd, const char *name, int flags);
+
 /* Sets a failure reason in w (NULL-safe) and returns code. */
 int dls_st_fail(dls_where *w, int code, uint64_t offset, const char *reason, int err);
 
-/* ---- test hooks (internal: tests link the core archive) ---------------- */
+/* The writer state (tail, sync) of a file or segmented medium opened for
+ * append; false for another kind or a reader (*sync may be NULL while a
+ * handle is being set up). */
+bool dls_st_file_writer(dls_medium *m, dls_st_tail **tail, dls_st_sync **sync);
+bool dls_st_seg_writer(dls_medium *m, dls_st_tail **tail, dls_st_sync **sync);
+
+/* ---- test hooks (hooks.c; internal: tests link the core archive) -------- */
 
 void dls_st_file_set_io(dls_medium *m, const dls_st_io *io);
 dls_st_sync *dls_st_file_sync_state(dls_medium *m);

@@ -1,10 +1,9 @@
 /* The public medium and cursor handles: argument checks, seal handling and
  * cursor positions common to every backend, then dispatch through the
- * backend's dls_medium_ops (include/daolease/medium_impl.h). */
-#include <errno.h>
+ * backend's dls_medium_ops (include/daolease/medium_impl.h). Opening a
+ * medium from a path is in open.c. */
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "stream/internal.h"
 
@@ -20,36 +19,9 @@ struct dls_cursor {
     void *impl;
     uint64_t pos;     /* the next unread position (after END: the seal's) */
     bool retired;
+    bool check;       /* resumed: position pos − 1 must still exist (first next) */
+    bool ended_before; /* resumed, and a seal ends the medium before pos − 1 */
 };
-
-void dls_medium_settings_default(dls_medium_settings *s)
-{
-    memset(s, 0, sizeof *s);
-    s->sync = DLS_SYNC_DATA;
-    s->lock_timeout_ms = 5000;
-    s->segment_bytes = 64ull << 20;
-    s->retain_segments = 0;
-    s->retain_bytes = 0;
-    s->ring_capacity = 4096;
-    s->id = NULL;
-    s->exclusive = false;
-}
-
-static const dls_medium_settings *settings_or_default(const dls_medium_settings *s,
-                                                      dls_medium_settings *tmp)
-{
-    if (s)
-        return s;
-    dls_medium_settings_default(tmp);
-    return tmp;
-}
-
-static int check_settings(const dls_medium_settings *s, dls_where *w)
-{
-    if (s->sync != DLS_SYNC_NONE && s->sync != DLS_SYNC_DATA && s->sync != DLS_SYNC_GROUP)
-        return dls_st_fail(w, DLS_ERR_INVAL, 0, "unknown sync policy", 0);
-    return 0;
-}
 
 int dls_medium_wrap(dls_medium **out, const dls_medium_ops *ops, void *impl,
                     const dls_medium_info *info)
@@ -76,47 +48,6 @@ int dls_medium_wrap(dls_medium **out, const dls_medium_ops *ops, void *impl,
 void *dls_medium_impl(dls_medium *m, const dls_medium_ops *ops)
 {
     return m && m->ops == ops ? m->impl : NULL;
-}
-
-int dls_medium_create(dls_medium **out, dls_medium_kind kind, const char *path,
-                      const dls_medium_settings *s, dls_where *w)
-{
-    dls_medium_settings tmp;
-    if (!out || !path)
-        return dls_st_fail(w, DLS_ERR_INVAL, 0, "no output or no path", 0);
-    *out = NULL;
-    s = settings_or_default(s, &tmp);
-    int rc = check_settings(s, w);
-    if (rc)
-        return rc;
-    if (kind == DLS_MEDIUM_FILE)
-        return dls_st_file_create(out, path, s, w);
-    if (kind == DLS_MEDIUM_SEGMENTED)
-        return dls_st_segmented_create(out, path, s, w);
-    return dls_st_fail(w, DLS_ERR_INVAL, 0,
-                       "only file and segmented media are created from a path", 0);
-}
-
-int dls_medium_open(dls_medium **out, const char *path, dls_open_mode mode,
-                    const dls_medium_settings *s, dls_where *w)
-{
-    dls_medium_settings tmp;
-    if (!out || !path || (mode != DLS_OPEN_READ && mode != DLS_OPEN_APPEND))
-        return dls_st_fail(w, DLS_ERR_INVAL, 0, "no output, no path or unknown mode", 0);
-    *out = NULL;
-    s = settings_or_default(s, &tmp);
-    int rc = check_settings(s, w);
-    if (rc)
-        return rc;
-    struct stat st;
-    if (stat(path, &st) < 0)
-        return dls_st_fail(w, errno == ENOENT ? DLS_ERR_NOTFOUND : DLS_ERR_IO, 0,
-                           errno == ENOENT ? "no such file or directory"
-                                           : "cannot stat the medium",
-                           errno);
-    if (S_ISDIR(st.st_mode))
-        return dls_st_segmented_open(out, path, mode, s, w);
-    return dls_st_file_open(out, path, mode, s, w);
 }
 
 void dls_medium_del(dls_medium *m)
@@ -244,6 +175,103 @@ int dls_cursor_new(dls_cursor **out, dls_medium *m, uint64_t from)
     return 0;
 }
 
+int dls_cursor_resume(dls_cursor **out, dls_medium *m, uint64_t from)
+{
+    if (from == 0)
+        return dls_cursor_new(out, m, 0);
+    /* The backend cursor starts at from − 1: its first record proves the
+     * position already read still exists, and is swallowed. */
+    int rc = dls_cursor_new(out, m, from - 1);
+    if (rc)
+        return rc;
+    (*out)->pos = from;
+    (*out)->check = true;
+    return 0;
+}
+
+static dls_next resume_step(dls_cursor *c, dls_record *rec, dls_where *w);
+
+/* The first next of a resumed cursor: reads position pos − 1 again. False
+ * when the cursor may go on reading normally; true with *answer (and rec)
+ * the answer to give. */
+static bool resume_check(dls_cursor *c, dls_record *rec, dls_where *w, dls_next *answer)
+{
+    dls_next a = resume_step(c, rec, w);
+    if (a == DLS_NEXT_OK && !rec->p)
+        return false;
+    *answer = a;
+    return true;
+}
+
+/* One try of resume_check: OK with rec->p NULL means "go on normally". */
+static dls_next resume_step(dls_cursor *c, dls_record *rec, dls_where *w)
+{
+    uint64_t want = c->pos - 1;
+    for (;;) {
+        if (c->ended_before) {
+            dls_st_fail(w, DLS_ERR_CORRUPT, 0,
+                        "the medium now ends before a position already read", 0);
+            rec->p = NULL;
+            rec->n = 0;
+            rec->position = c->pos;
+            return DLS_NEXT_ERROR;
+        }
+        dls_next r = c->m->ops->cursor_next(c->impl, rec, w);
+        bool seal = r == DLS_NEXT_OK && dls_record_is_seal(rec->p, rec->n);
+        if (r == DLS_NEXT_OK && !seal && rec->position < want)
+            continue; /* not expected (a backend walks to its start) */
+        if (r == DLS_NEXT_OK && !seal) {
+            c->check = false;
+            if (rec->position == want) {
+                rec->p = NULL; /* still there: swallow it */
+                rec->n = 0;
+                return DLS_NEXT_OK;
+            }
+            /* the backend went past it without a gap (not expected):
+             * deliver the record */
+            c->pos = rec->position + 1;
+            return DLS_NEXT_OK;
+        }
+        if (r == DLS_NEXT_GAP) {
+            if (rec->position <= want)
+                continue;
+            /* evicted: the medium went past it, it did not shrink */
+            c->check = false;
+            if (rec->position == c->pos) {
+                rec->p = NULL;
+                return DLS_NEXT_OK;
+            }
+            rec->gap_from = c->pos;
+            c->pos = rec->position;
+            return DLS_NEXT_GAP;
+        }
+        if (seal || r == DLS_NEXT_END) {
+            if (rec->position >= want) {
+                c->check = false;
+                /* sealed at or after the last position read */
+                c->retired = true;
+                c->pos = rec->position;
+                rec->p = NULL;
+                rec->n = 0;
+                return DLS_NEXT_END;
+            }
+        }
+        /* BLOCKED before the position (or a seal before it): the medium
+         * now ends before a position already read — positions reused
+         * after a power loss, or a file rewound (stream-format.md,
+         * Readers): transport-error, every time until it is back. */
+        if (seal || r == DLS_NEXT_END)
+            c->ended_before = true; /* for good: never ask the backend past a seal */
+        if (r == DLS_NEXT_BLOCKED || seal || r == DLS_NEXT_END)
+            dls_st_fail(w, DLS_ERR_CORRUPT, 0,
+                        "the medium now ends before a position already read", 0);
+        rec->p = NULL;
+        rec->n = 0;
+        rec->position = c->pos;
+        return DLS_NEXT_ERROR;
+    }
+}
+
 void dls_cursor_del(dls_cursor *c)
 {
     if (!c)
@@ -264,6 +292,13 @@ dls_next dls_cursor_next(dls_cursor *c, dls_record *rec, dls_where *w)
     if (c->retired) {
         rec->position = c->pos;
         return DLS_NEXT_END;
+    }
+    if (c->check) {
+        dls_next k;
+        if (resume_check(c, rec, w, &k))
+            return k;
+        rec->gap_from = 0; /* what the check read is not this answer */
+        rec->position = 0;
     }
     dls_next r = c->m->ops->cursor_next(c->impl, rec, w);
     switch (r) {

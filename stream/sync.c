@@ -135,13 +135,13 @@ int dls_st_sync_wait(dls_st_sync *s, uint64_t seq, dls_where *w)
     return rc;
 }
 
-int dls_st_sync_switch(dls_st_sync *s, int fd, dls_where *w)
+int dls_st_sync_switch(dls_st_sync *s, int fd, bool always, dls_where *w)
 {
     int rc = 0;
     pthread_mutex_lock(&s->mu);
     while (s->syncing)
         pthread_cond_wait(&s->cv, &s->mu);
-    if (s->policy != DLS_SYNC_NONE && !s->failed && s->sseq < s->wseq) {
+    if (!s->failed && (always || (s->policy != DLS_SYNC_NONE && s->sseq < s->wseq))) {
         int r = s->io->fdatasync(s->fd);
         s->syncs++;
         if (r == 0) {

@@ -122,6 +122,7 @@ DLS_EXPORT void dls_medium_settings_default(dls_medium_settings *s);
  * `s` may be NULL (defaults). On success *out is owned by the caller
  * (dls_medium_del). Errors: DLS_ERR_EXISTS when the path exists,
  * DLS_ERR_INVAL (kind is not FILE or SEGMENTED, a setting out of range),
+ * DLS_ERR_PERM (the system refused: EACCES, EPERM in w->sys_errno),
  * DLS_ERR_IO (w->sys_errno), DLS_ERR_NOMEM, DLS_ERR_SODIUM. */
 DLS_EXPORT int dls_medium_create(dls_medium **out, dls_medium_kind kind,
                                  const char *path, const dls_medium_settings *s,
@@ -130,18 +131,56 @@ DLS_EXPORT int dls_medium_create(dls_medium **out, dls_medium_kind kind,
 /* Opens an existing file or segmented directory (detected from the path).
  * DLS_OPEN_APPEND truncates a torn tail (stream-format.md, R rule) and
  * refuses corruption with DLS_ERR_CORRUPT (w->offset = the bad record's
- * byte offset, w->reason why). DLS_ERR_HEADER for a foreign or future file
+ * byte offset, w->reason why). On a segmented medium DLS_OPEN_APPEND also
+ * checks every segment but the newest whole (once per handle, and again
+ * for segments other writers add): a bad record there, a hole (a segment
+ * missing between the oldest and the newest: w->offset = the first
+ * missing position) or an overlap is DLS_ERR_CORRUPT; a seal in an older
+ * segment makes appends answer DLS_ERR_SEALED. DLS_ERR_HEADER for a foreign or future file
  * (for DLS_OPEN_APPEND also a file shorter than its 48-byte header; for
  * DLS_OPEN_READ such a file opens and its cursors answer blocked until the
  * header is complete). DLS_ERR_LOCKED when the writer lock was not obtained
  * within s->lock_timeout_ms, DLS_ERR_NOTFOUND when the path does not exist,
  * DLS_ERR_MEDIUM_ID for a segment whose header names another medium,
- * DLS_ERR_IO, DLS_ERR_NOMEM. `s` may be NULL (defaults). Opening for read
+ * DLS_ERR_INVAL for a path (or a segment, medium.id, medium.bounds) that
+ * is not a regular file or a directory — a FIFO is refused at once, never
+ * opened in a way that blocks —, DLS_ERR_PERM when the system refuses
+ * access (EACCES, EPERM), DLS_ERR_IO (w->sys_errno: EMFILE, ENOSPC, …),
+ * DLS_ERR_NOMEM. `s` may be NULL (defaults). Opening for read
  * is O(1) and takes no lock; opening for append scans the (last) file once
  * to count its records. */
 DLS_EXPORT int dls_medium_open(dls_medium **out, const char *path,
                                dls_open_mode mode, const dls_medium_settings *s,
                                dls_where *w);
+
+/* What opening for append (or an append that found another writer's torn
+ * tail) cut from a file (stream-format.md rev 4, torn tails): the bytes
+ * from the first bad record to the end, first saved durably to a sidecar
+ * `<file>.torn-<offset>` beside the file (a segment's inside the
+ * directory; `-2`, `-3`, … when one exists: never replaced). */
+typedef struct dls_torn_cut {
+    uint64_t offset;        /* byte offset of the first bad record: where the file was cut */
+    uint64_t bytes;         /* bytes cut (all saved in the sidecar) */
+    uint64_t valid_records; /* CRC-valid records found in them (a lower bound when
+                               `capped`); more than 0 means acknowledged data may
+                               have been cut: a flipped bit, not a crash */
+    bool capped;            /* the search for valid records stopped at its work bound */
+    uint64_t cuts;          /* cuts this handle made so far (this one included) */
+    const char *sidecar;    /* the sidecar's path, borrowed until the next call on the medium */
+} dls_torn_cut;
+
+/* The last cut this handle made: true with *out filled, false when it cut
+ * nothing (or m is not a file or segmented medium open for append). */
+DLS_EXPORT bool dls_medium_last_cut(dls_medium *m, dls_torn_cut *out);
+
+/* Torn-tail sidecars beside the medium at `path`: files named
+ * `<path>.torn-*` beside a stream file, or `*.seg.torn-*` inside a
+ * segmented directory (stream-format.md rev 4: `dump` and `audit` warn
+ * about them). *count receives how many; *first (when not NULL) a path of
+ * one of them, malloc'd (the caller frees; NULL when none). 0,
+ * DLS_ERR_NOTFOUND, DLS_ERR_IO, DLS_ERR_NOMEM. */
+DLS_EXPORT int dls_medium_sidecars(const char *path, size_t *count, char **first,
+                                   dls_where *w);
 
 /* A new in-memory ring (evict-oldest at s->ring_capacity records), open
  * for append, with s->id or a random id. Errors: DLS_ERR_INVAL (capacity
@@ -179,8 +218,9 @@ DLS_EXPORT int dls_medium_append(dls_medium *m, const uint8_t *rec, size_t n,
  * nothing: on error none is acknowledged and the file is cut back. A batch
  * in which a seal is followed by another record is refused with
  * DLS_ERR_SEALED, nothing written. count 0 answers DLS_ERR_INVAL. On a
- * segmented medium a batch goes whole into one segment (rolling before it
- * when needed). For DLS_SYNC_DATA/GROUP a batch of more than R bytes is
+ * segmented medium the segment bound holds per record: a batch may span
+ * segments (rolling before each record that would pass segment_bytes), so
+ * the layout never depends on how records were grouped into batches. For DLS_SYNC_DATA/GROUP a batch of more than R bytes is
  * written and synced in chunks of at most R bytes (stream-format.md: never
  * more than R bytes in flight); it is still acknowledged only as a whole. */
 DLS_EXPORT int dls_medium_append_batch(dls_medium *m, const uint8_t *const *recs,
@@ -205,7 +245,11 @@ typedef enum dls_next {
  * until the next call on the cursor. On GAP: `position` is where the
  * cursor now stands (the oldest retained record) and `gap_from` where it
  * stood. On END: `position` is the seal's position. On BLOCKED and ERROR:
- * `position` is the cursor's (unchanged) position; p is NULL, n 0. */
+ * `position` is the cursor's (unchanged) position; p is NULL, n 0. On
+ * ERROR at a hole of a segmented medium (a segment missing between the
+ * oldest and the newest, stream-format.md rev 4) `gap_from` is the first
+ * position after the hole, so positions `position` … `gap_from` − 1 are
+ * missing; on any other answer but GAP it is 0. */
 typedef struct dls_record {
     uint64_t position;
     uint64_t gap_from;
@@ -217,6 +261,18 @@ typedef struct dls_record {
  * The cursor borrows m (delete it before m). Creating is cheap: the first
  * next() walks to `from`. Errors: DLS_ERR_INVAL, DLS_ERR_NOMEM. */
 DLS_EXPORT int dls_cursor_new(dls_cursor **out, dls_medium *m, uint64_t from);
+/* A cursor at `from`, a position up to which this medium was read before
+ * (a restarted judge's recorded drained position): like dls_cursor_new,
+ * but its first next() also checks that position from − 1 still exists.
+ * While the medium now ends before it (positions reused after a power loss
+ * on a `none` medium, a file rewound or replaced: stream-format.md,
+ * Readers), next() answers DLS_NEXT_ERROR (w->reason says so), as a
+ * running cursor does when its file shrinks. An evicted position is not a
+ * shrink (the medium went past it): then next() answers GAP from `from`
+ * when records after it were evicted too. A seal at from − 1 or later
+ * answers END as usual. The check costs one record read. from = 0 is
+ * dls_cursor_new. Errors: DLS_ERR_INVAL, DLS_ERR_NOMEM. */
+DLS_EXPORT int dls_cursor_resume(dls_cursor **out, dls_medium *m, uint64_t from);
 /* Deletes a cursor; NULL-safe. */
 DLS_EXPORT void dls_cursor_del(dls_cursor *c);
 
@@ -240,7 +296,8 @@ DLS_EXPORT int dls_sync_parse(const char *name, dls_sync *out);
 /* True when p/n is exactly the seal record. */
 DLS_EXPORT bool dls_record_is_seal(const uint8_t *p, size_t n);
 
-/* The CRC-32 the format uses (IEEE, as zlib's crc32()) of p/n. */
+/* The CRC-32 the format uses (IEEE, as zlib's crc32()) of p/n (computed
+ * with libdeflate). */
 DLS_EXPORT uint32_t dls_stream_crc32(const uint8_t *p, size_t n);
 
 #ifdef __cplusplus
