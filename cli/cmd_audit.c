@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 
 #include "cli/cli.h"
+#include "cli/media.h"
 #include "daolease/redis.h"
 #include "daolease/attrib.h"
 #include "daolease/audit.h"
@@ -115,8 +116,12 @@ static int parse_args(int argc, char **argv, opts *o)
 /* Opens a path or a redis:// URL for reading. */
 static int open_read(dls_medium **m, const char *where, dls_where *w)
 {
-    return dls_redis_is_url(where) ? dls_redis_open(m, where, DLS_OPEN_READ, NULL, w)
-                                   : dls_medium_open(m, where, DLS_OPEN_READ, NULL, w);
+    if (dls_redis_is_url(where))
+        return dls_redis_open(m, where, DLS_OPEN_READ, NULL, w);
+    int rc = dls_medium_open(m, where, DLS_OPEN_READ, NULL, w);
+    if (!rc)
+        dls_cli_warn_sidecars(SUB, where);
+    return rc;
 }
 
 /* "PATH=PARTY": a path that exists as given is a path; otherwise the text

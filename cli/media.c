@@ -54,9 +54,21 @@ static int report(const char *sub, const char *where, int rc, const dls_where *w
     return rc;
 }
 
-/* stream-format.md rev 4, torn tails: a cut whose bytes held CRC-valid
- * records may have removed acknowledged data (a flipped bit, not a
- * crash); `dump` warns about any sidecar beside the medium it reads. */
+/* stream-format.md rev 4, torn tails: `dump` and `audit` warn about any
+ * sidecar beside a medium they read (cut bytes kept for inspection). */
+void dls_cli_warn_sidecars(const char *sub, const char *where)
+{
+    size_t n = 0;
+    char *first = NULL;
+    if (strstr(where, "://") == NULL && dls_medium_sidecars(where, &n, &first, NULL) == 0 && n > 0)
+        dls_cli_error(sub, "%s: warning: %zu torn-tail sidecar%s beside the medium (e.g. %s): "
+                           "bytes cut from a torn tail, kept for inspection",
+                      where, n, n == 1 ? "" : "s", first ? first : "?");
+    free(first);
+}
+
+/* A cut whose bytes held CRC-valid records may have removed acknowledged
+ * data (a flipped bit, not a crash): every command that cuts one warns. */
 static void warn_torn(const char *sub, const char *where, dls_medium *m)
 {
     dls_torn_cut cut;
@@ -67,14 +79,8 @@ static void warn_torn(const char *sub, const char *where, dls_medium *m)
                       "may be among them: a damaged record, not a crash); saved in %s",
                       where, cut.offset, cut.bytes, cut.capped ? "at least " : "",
                       cut.valid_records, cut.sidecar ? cut.sidecar : "a sidecar");
-    size_t n = 0;
-    char *first = NULL;
-    if (!strcmp(sub, "dump") && strncmp(where, "redis://", 8) &&
-        dls_medium_sidecars(where, &n, &first, NULL) == 0 && n > 0)
-        dls_cli_error(sub, "%s: warning: %zu torn-tail sidecar%s beside the medium (e.g. %s): "
-                           "bytes cut from a torn tail, kept for inspection",
-                      where, n, n == 1 ? "" : "s", first ? first : "?");
-    free(first);
+    if (!strcmp(sub, "dump"))
+        dls_cli_warn_sidecars(sub, where);
 }
 
 #ifdef DLS_HAVE_REDIS

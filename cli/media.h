@@ -14,6 +14,10 @@
 /* Opens `where` (a path, or a redis:// URL) in `mode`; with `create`, a
  * missing medium is created first (a file, or a Redis key). On error prints
  * one line "daolease SUB: WHERE: position P: REASON" and returns the code. */
+/* Warns on stderr when torn-tail sidecars lie beside the medium at `where`
+ * (a path; URLs have none). */
+void dls_cli_warn_sidecars(const char *sub, const char *where);
+
 int dls_cli_open(dls_medium **out, const char *sub, const char *where,
                  dls_open_mode mode, bool create, dls_sync sync);
 

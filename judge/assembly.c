@@ -326,7 +326,7 @@ static int check_evidence(dls_judge *j, const uint64_t *starts, dls_where *w)
 static int open_cursors(dls_judge *j, const uint64_t *starts)
 {
     for (size_t i = 0; i < j->nmedia; i++)
-        if (dls_cursor_new(&j->media[i].c, j->media[i].m, starts[i]))
+        if (dls_cursor_resume(&j->media[i].c, j->media[i].m, starts[i]))
             return DLS_ERR_NOMEM;
     return 0;
 }

@@ -3693,6 +3693,48 @@ static void test_restart_failing_run_continues(void **state)
     h_fini(&h);
 }
 
+/* stream-format.md Readers and judge.md Restart (issue 12 item 3): a
+ * restarted judge resumes each medium at the drained position its journal
+ * recorded and detects a medium that now ends before it (a file cut back
+ * to its header) — transport-error at the first pass, as a running judge
+ * answers when its file shrinks — instead of reading records appended
+ * later at positions it had already drained. The lease on it is then
+ * unknown from the resumed reading (Restart rev 4), never reclaimed early. */
+static void test_restart_detects_medium_cut_back(void **state)
+{
+    (void)state;
+    harness h;
+    h_init(&h, 1, 1);
+    char path[600];
+    snprintf(path, sizeof path, "%s/m0.dls", h.dir);
+    dls_medium_settings ms;
+    dls_medium_settings_default(&ms);
+    uint8_t id[16];
+    memcpy(id, dls_medium_id(h.media[0]), sizeof id);
+    ms.id = id;
+    dls_medium_del(h.media[0]);
+    assert_int_equal(dls_medium_create(&h.media[0], DLS_MEDIUM_FILE, path, &ms, NULL), 0);
+    h.jm[0].medium = h.media[0];
+    h_open(&h);
+    h_propose(&h, 0, 0, "job/cut", "p", 0);
+    assert_int_equal(h_at(&h, SEC).granted, 1);
+    h_renew(&h, 0, 0, 1);
+    assert_int_equal(h_at(&h, 1500 * MS).transport_errors, 0); /* drained to 2 */
+    h_close_judge(&h);
+    dls_medium_del(h.media[0]);
+    assert_int_equal(truncate(path, DLS_STREAM_HEADER_LEN), 0);
+    assert_int_equal(dls_medium_open(&h.media[0], path, DLS_OPEN_APPEND, &ms, NULL), 0);
+    h.jm[0].medium = h.media[0];
+    h_open(&h);
+    dls_judge_pass_result r = h_at(&h, 2 * SEC);
+    assert_int_equal(r.transport_errors, 1);
+    assert_int_equal(lease_info(&h, 1).evidence, DLS_EVIDENCE_UNKNOWN);
+    assert_int_equal(lease_info(&h, 1).resumed, 2 * SEC);
+    /* still refused at the next pass: the cursor does not skip ahead */
+    assert_int_equal(h_at(&h, 2500 * MS).transport_errors, 1);
+    h_fini(&h);
+}
+
 /* Appends a grantor-signed restarted mark (revision 3 when !kept) whose
  * drained list names medium 0 at `pos`. */
 static void append_restart_mark(harness *h, uint64_t pass, uint64_t now, uint64_t pos, bool kept)
@@ -4000,6 +4042,7 @@ int main(void)
         cmocka_unit_test(test_restart_gap_at_resume_waits_from_resumed),
         cmocka_unit_test(test_restart_error_at_resume_waits_from_resumed),
         cmocka_unit_test(test_restart_failing_run_continues),
+        cmocka_unit_test(test_restart_detects_medium_cut_back),
         cmocka_unit_test(test_restart_replays_rev3_restart_with_old_rule),
         cmocka_unit_test(test_restart_lost_ledger_floor_and_from),
         cmocka_unit_test(test_restart_refuses_journal_shorter_than_evidence),
