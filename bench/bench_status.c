@@ -193,7 +193,7 @@ static void write_journal(const char *dir, uint64_t n)
     dls_medium_settings ms;
     dls_medium_settings_default(&ms);
     ms.sync = DLS_SYNC_NONE;
-    dls_medium *jm, *am;
+    dls_medium *jm = NULL, *am = NULL;
     snprintf(path, sizeof path, "%.3000s/journal.dls", dir);
     int rc = dls_medium_create(&jm, DLS_MEDIUM_FILE, path, &ms, NULL);
     snprintf(path, sizeof path, "%.3000s/agent.dls", dir);
