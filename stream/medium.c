@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 
 #include "stream/internal.h"
+#include "stream/jetstream/jsm.h"
 
 struct dls_medium {
     const dls_medium_ops *ops;
@@ -89,6 +90,8 @@ int dls_medium_create(dls_medium **out, dls_medium_kind kind, const char *path,
     int rc = check_settings(s, w);
     if (rc)
         return rc;
+    if (dls_jetstream_is_url(path) && (kind == DLS_MEDIUM_FILE || kind == DLS_MEDIUM_JETSTREAM))
+        return dls_st_jetstream(out, path, DLS_OPEN_APPEND, true, s, w);
     if (kind == DLS_MEDIUM_FILE)
         return dls_st_file_create(out, path, s, w);
     if (kind == DLS_MEDIUM_SEGMENTED)
@@ -108,6 +111,8 @@ int dls_medium_open(dls_medium **out, const char *path, dls_open_mode mode,
     int rc = check_settings(s, w);
     if (rc)
         return rc;
+    if (dls_jetstream_is_url(path))
+        return dls_st_jetstream(out, path, mode, false, s, w);
     struct stat st;
     if (stat(path, &st) < 0)
         return dls_st_fail(w, errno == ENOENT ? DLS_ERR_NOTFOUND : DLS_ERR_IO, 0,
