@@ -45,7 +45,10 @@ static const char usage_text[] =
     "  --dir D      the run's folder (created; default: a new folder in /tmp)\n"
     "  --seed S     the seed of the work times and the victims (default 1)\n"
     "  --redis URL  the agents' media on this Redis server (redis://host:port),\n"
-    "               keys <run folder>-agent-N; the journal stays a local file\n";
+    "               keys <run folder>-agent-N; the journal stays a local file\n"
+    "  --nats URL   likewise on a NATS JetStream server or cluster\n"
+    "               (nats://host:port[,host:port...][?replicas=3...]), one stream\n"
+    "               <run folder>-agent-N each\n";
 
 struct item {
     uint64_t lease;        /* the current lease, 0 when none */
@@ -104,6 +107,10 @@ void demo_item_subject(char *out, unsigned item)
 
 void demo_medium(char *out, const demo_params *p, unsigned index)
 {
+    if (p->nats) {
+        demo_nats_medium(out, p, index);
+        return;
+    }
     if (!p->redis) {
         char file[32];
         snprintf(file, sizeof file, "agent-%u.dls", index + 1);
@@ -518,7 +525,7 @@ static int write_manifest(const struct demo *d)
     for (unsigned i = 0; i < d->agents; i++) {
         char where[DEMO_PATH_MAX];
         demo_medium(where, &d->p, i);
-        const char *shown = d->p.redis ? where : where + strlen(d->dir) + 1;
+        const char *shown = d->p.redis || d->p.nats ? where : where + strlen(d->dir) + 1;
         fprintf(f, "%s\"%s\"", i ? ", " : "", shown);
     }
     fprintf(f, "], \"svg\": \"timeline.svg\"}\n");
@@ -578,6 +585,7 @@ static int parse(struct demo *d, int argc, char **argv, const char **dir)
         {"agents", required_argument, 0, 'a'}, {"items", required_argument, 0, 'm'},
         {"kill", required_argument, 0, 'k'}, {"dir", required_argument, 0, 'd'},
         {"seed", required_argument, 0, 's'}, {"redis", required_argument, 0, 'r'},
+        {"nats", required_argument, 0, 'n'},
         {"help", no_argument, 0, 'h'}, {0, 0, 0, 0},
     };
     int c;
@@ -590,6 +598,7 @@ static int parse(struct demo *d, int argc, char **argv, const char **dir)
         case 'd': *dir = optarg; break;
         case 's': d->p.seed = strtoull(optarg, NULL, 10); break;
         case 'r': d->p.redis = optarg; break;
+        case 'n': d->p.nats = optarg; break;
         case 'h': fputs(usage_text, stdout); return 1;
         default: fputs(usage_text, stderr); return -1;
         }
