@@ -86,6 +86,8 @@ static int transport(dls_where *w, natsStatus s)
                     "no JetStream responder (stream leader unavailable, or JetStream off)");
     if (s == NATS_NO_SERVER || s == NATS_CONNECTION_CLOSED || s == NATS_CONNECTION_DISCONNECTED)
         return fail(w, DLS_ERR_TRANSPORT, "no NATS server reachable");
+    if (s == NATS_INSUFFICIENT_BUFFER)
+        return fail(w, DLS_ERR_TRANSPORT, "reconnecting to a NATS server");
     if (s == NATS_NO_MEMORY)
         return fail(w, DLS_ERR_NOMEM, "out of memory in the NATS client");
     return fail(w, DLS_ERR_TRANSPORT, "a JetStream request failed");
@@ -134,6 +136,9 @@ static int connect_to(jsm *m, const jsm_url *u, dls_where *w)
         s = natsOptions_SetPingInterval(o, 1000);
     if (s == NATS_OK)
         s = natsOptions_SetMaxPingsOut(o, 2);
+    if (s == NATS_OK) /* a publish made while reconnecting fails at once instead of
+                        * being buffered and stored long after it was answered failed */
+        s = natsOptions_SetReconnectBufSize(o, 1);
     if (s == NATS_OK)
         s = natsOptions_SetSendAsap(o, true);
     if (s == NATS_OK)

@@ -180,7 +180,7 @@ int jsm_url_parse(const char *url, jsm_url *u, dls_where *w)
         if (!eq)
             return bad(u, w, (size_t)(a - url), "a parameter is name=value");
         int rc = param(u, a, (size_t)(eq - a), eq + 1, n - (size_t)(eq - a) - 1,
-                       (size_t)(eq + 1 - url), w);
+                       (size_t)(a - url), w);
         if (rc)
             return rc;
         if (!e)
