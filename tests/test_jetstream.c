@@ -1092,6 +1092,8 @@ static void test_demo_over_cluster_with_kills(void **state)
     snprintf(run, sizeof run, "%s/demo-nats", g_dir);
     snprintf(out, sizeof out, "%s/demo-nats.out", g_dir);
     snprintf(url, sizeof url, "%s/demo-nats-agent-1", servers);
+    char last[400];
+    snprintf(last, sizeof last, "%s/demo-nats-agent-4", servers);
     const char *bin = getenv("DAOLEASE_BIN");
     assert_non_null(bin);
     pid_t pid = fork();
@@ -1099,7 +1101,7 @@ static void test_demo_over_cluster_with_kills(void **state)
     if (pid == 0) {
         prctl(PR_SET_PDEATHSIG, SIGKILL);
         char nats[300];
-        snprintf(nats, sizeof nats, "%s?replicas=3&timeout_ms=1000", servers);
+        snprintf(nats, sizeof nats, "%s?replicas=3&timeout_ms=10000", servers);
         int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
         if (fd >= 0) {
             dup2(fd, 1);
@@ -1109,18 +1111,18 @@ static void test_demo_over_cluster_with_kills(void **state)
               "--nats", nats, (char *)NULL);
         _exit(127);
     }
-    /* wait for agent-1's stream, then kill mid-run */
+    /* wait for the agents' streams and the first grants, then kill mid-run */
     uint64_t until = mono_ms() + 60000;
     dls_medium *probe = NULL;
     while (mono_ms() < until) {
         dls_where w = {0};
-        if (dls_jetstream_open(&probe, url, DLS_OPEN_READ, NULL, &w) == 0)
+        if (dls_jetstream_open(&probe, last, DLS_OPEN_READ, NULL, &w) == 0)
             break;
         sleep_ms(100);
     }
     assert_non_null(probe);
     dls_medium_del(probe);
-    sleep_ms(1500);
+    sleep_ms(2500);
     int leader = leader_of(url);
     assert_true(leader >= 0);
     int follower = (leader + 2) % 3;

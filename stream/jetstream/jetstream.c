@@ -235,43 +235,98 @@ static int adopt(jsm *m, const jsStreamInfo *si, const jsm_url *u,
 
 /* ---- appends ------------------------------------------------------------- */
 
+#define RETRY_PAUSE_MS 100 /* between tries of one call during a failover */
+
+/* A failure worth another try within the same call: the connection is
+ * re-established or the stream's leader re-elected meanwhile. */
+static bool transient(natsStatus s, jsErrCode ec)
+{
+    if (ec == JSStreamWrongLastSequenceErr || ec == JSStreamSealedErr ||
+        ec == JSStreamNotFoundErr || ec == JSNotEnabledErr || ec == JSNotEnabledForAccountErr)
+        return false;
+    if (ec)
+        return true; /* cluster unavailable, not leader, stream offline … */
+    return s == NATS_TIMEOUT || s == NATS_NO_RESPONDERS || s == NATS_INSUFFICIENT_BUFFER ||
+           s == NATS_CONNECTION_DISCONNECTED || s == NATS_NOT_YET_CONNECTED ||
+           s == NATS_NO_SERVER;
+}
+
+/* The wait for one request: what is left of the call's deadline, at least 50 ms. */
+static int64_t left_of(int64_t deadline)
+{
+    int64_t left = deadline - nats_Now();
+    return left > 50 ? left : 50;
+}
+
 /* Learns the stream's last sequence and whether it is sealed (by config or
- * by a seal record at its tail). Called with m->mu held. */
-static int refresh(jsm *m, dls_where *w)
+ * by a seal record at its tail), retrying transient failures until the
+ * deadline. Called with m->mu held. */
+static int refresh(jsm *m, int64_t deadline, dls_where *w)
+{
+    for (;;) {
+        jsOptions jo;
+        jopts(m, &jo);
+        jo.Wait = left_of(deadline);
+        jsStreamInfo *si = NULL;
+        jsErrCode ec = 0;
+        natsStatus s = js_GetStreamInfo(&si, m->js, m->stream, &jo, &ec);
+        if (s == NATS_OK) {
+            uint64_t last = si->State.LastSeq, first = si->State.FirstSeq;
+            bool sealed = si->Config && si->Config->Sealed;
+            jsStreamInfo_Destroy(si);
+            if (!sealed && last > 0 && last >= first) {
+                natsMsg *msg = NULL;
+                ec = 0;
+                s = js_GetMsg(&msg, m->js, m->stream, last, &jo, &ec);
+                if (s == NATS_OK) {
+                    sealed = dls_record_is_seal((const uint8_t *)natsMsg_GetData(msg),
+                                                (size_t)natsMsg_GetDataLength(msg));
+                    natsMsg_Destroy(msg);
+                } else if (ec == JSNoMessageFoundErr) {
+                    s = NATS_OK; /* evicted meanwhile: not a seal */
+                }
+            }
+            if (s == NATS_OK) {
+                m->last = last;
+                m->last_known = true;
+                m->sealed = m->sealed || sealed;
+                return 0;
+            }
+        }
+        if (ec == JSStreamNotFoundErr)
+            return fail(w, DLS_ERR_TRANSPORT, "the stream no longer exists");
+        if (!transient(s, ec) || nats_Now() + RETRY_PAUSE_MS >= deadline)
+            return transport(w, s);
+        nats_Sleep(RETRY_PAUSE_MS);
+    }
+}
+
+/* Is the message at `seq` this record (its bytes and this medium's header)? */
+static bool stored_is(jsm *m, uint64_t seq, const uint8_t *rec, size_t n, int64_t deadline)
 {
     jsOptions jo;
     jopts(m, &jo);
-    jsStreamInfo *si = NULL;
-    jsErrCode ec = 0;
-    natsStatus s = js_GetStreamInfo(&si, m->js, m->stream, &jo, &ec);
-    if (s != NATS_OK) {
-        if (ec == JSStreamNotFoundErr)
-            return fail(w, DLS_ERR_TRANSPORT, "the stream no longer exists");
-        return transport(w, s);
-    }
-    uint64_t last = si->State.LastSeq, first = si->State.FirstSeq;
-    bool sealed = si->Config && si->Config->Sealed;
-    jsStreamInfo_Destroy(si);
-    if (!sealed && last > 0 && last >= first) {
-        natsMsg *msg = NULL;
-        s = js_GetMsg(&msg, m->js, m->stream, last, &jo, &ec);
-        if (s == NATS_OK) {
-            sealed = dls_record_is_seal((const uint8_t *)natsMsg_GetData(msg),
-                                        (size_t)natsMsg_GetDataLength(msg));
-            natsMsg_Destroy(msg);
-        } else if (ec != JSNoMessageFoundErr) {
-            return transport(w, s);
-        }
-    }
-    m->last = last;
-    m->last_known = true;
-    m->sealed = m->sealed || sealed;
-    return 0;
+    jo.Wait = left_of(deadline);
+    natsMsg *msg = NULL;
+    if (js_GetMsg(&msg, m->js, m->stream, seq, &jo, NULL) != NATS_OK)
+        return false;
+    const char *hdr = NULL;
+    bool same = (size_t)natsMsg_GetDataLength(msg) == n &&
+                !memcmp(natsMsg_GetData(msg), rec, n) &&
+                natsMsgHeader_Get(msg, HDR_MEDIUM, &hdr) == NATS_OK && hdr &&
+                !strcmp(hdr, m->hex);
+    natsMsg_Destroy(msg);
+    return same;
 }
 
-/* Publishes one record directly after m->last. 0 (m->last advanced),
- * 1 (another writer appended first: m->last unknown), or an error. */
-static int publish_one(jsm *m, const uint8_t *rec, size_t n, dls_where *w)
+/* Publishes one record directly after m->last, retrying transient failures
+ * with the same expected sequence until the deadline (so a retry can never
+ * land anywhere but right after m->last). 0 (m->last advanced), 1 (the
+ * stream's last sequence is not m->last: another writer, or an earlier try
+ * of this very record, got there first; *maybe says a try may have been
+ * stored), or an error. */
+static int publish_one(jsm *m, const uint8_t *rec, size_t n, int64_t deadline, bool *maybe,
+                       dls_where *w)
 {
     natsMsg *msg = NULL;
     char expect[24];
@@ -285,77 +340,105 @@ static int publish_one(jsm *m, const uint8_t *rec, size_t n, dls_where *w)
         natsMsg_Destroy(msg);
         return fail(w, DLS_ERR_NOMEM, "out of memory in the NATS client");
     }
-    jsPubOptions po;
-    jsPubOptions_Init(&po);
-    po.MaxWait = m->timeout_ms;
-    po.ExpectStream = m->stream;
-    jsPubAck *ack = NULL;
-    jsErrCode ec = 0;
-    s = js_PublishMsg(&ack, m->js, msg, &po, &ec);
-    natsMsg_Destroy(msg);
-    if (s == NATS_OK) {
-        uint64_t seq = ack->Sequence;
-        jsPubAck_Destroy(ack);
-        if (seq != m->last + 1) {
-            m->last_known = false;
-            return fail(w, DLS_ERR_TRANSPORT,
-                        "the server stored the record at an unexpected sequence");
+    for (;;) {
+        jsPubOptions po;
+        jsPubOptions_Init(&po);
+        po.MaxWait = left_of(deadline);
+        po.ExpectStream = m->stream;
+        jsPubAck *ack = NULL;
+        jsErrCode ec = 0;
+        s = js_PublishMsg(&ack, m->js, msg, &po, &ec);
+        if (s == NATS_OK) {
+            uint64_t seq = ack->Sequence;
+            jsPubAck_Destroy(ack);
+            natsMsg_Destroy(msg);
+            if (seq != m->last + 1) {
+                m->last_known = false;
+                return fail(w, DLS_ERR_TRANSPORT,
+                            "the server stored the record at an unexpected sequence");
+            }
+            m->last = seq;
+            return 0;
         }
-        m->last = seq;
-        return 0;
+        if (ec == JSStreamWrongLastSequenceErr) {
+            natsMsg_Destroy(msg);
+            m->last_known = false;
+            return 1;
+        }
+        if (s == NATS_TIMEOUT || ec)
+            *maybe = true; /* sent: the server may have stored it */
+        if (!transient(s, ec) || nats_Now() + RETRY_PAUSE_MS >= deadline) {
+            natsMsg_Destroy(msg);
+            m->last_known = false;
+            if (ec == JSStreamSealedErr) {
+                m->sealed = true;
+                return fail(w, DLS_ERR_SEALED, "the stream is sealed");
+            }
+            if (ec == JSStreamNotFoundErr)
+                return fail(w, DLS_ERR_TRANSPORT, "the stream no longer exists");
+            if (ec && !transient(s, ec))
+                return fail(w, DLS_ERR_TRANSPORT, "JetStream refused the publish");
+            return transport(w, s);
+        }
+        nats_Sleep(RETRY_PAUSE_MS);
     }
-    m->last_known = false;
-    if (ec == JSStreamWrongLastSequenceErr)
-        return 1;
-    if (ec == JSStreamSealedErr) {
-        m->sealed = true;
-        return fail(w, DLS_ERR_SEALED, "the stream is sealed");
-    }
-    if (ec == JSStreamNotFoundErr)
-        return fail(w, DLS_ERR_TRANSPORT, "the stream no longer exists");
-    if (ec)
-        return fail(w, DLS_ERR_TRANSPORT, "JetStream refused the publish");
-    return transport(w, s);
 }
 
 /* Appends with m->mu held: contiguous, directly after the last sequence
- * this writer knows; a shared writer retries a refused first record after
- * learning the new tail, never a later one (jetstream.h). */
+ * this writer knows, all within one deadline of timeout_ms. After a
+ * conflict: a try of this record that was stored after all is recognised
+ * (the message right after the expected sequence is this record); else a
+ * shared writer retries a refused first record at the new tail, never a
+ * later one (jetstream.h). */
 static int append_locked(jsm *m, const uint8_t *const *recs, const size_t *lens, size_t count,
                          uint64_t *first, dls_where *w)
 {
     for (size_t i = 0; i < count; i++)
         if (dls_record_is_seal(recs[i], lens[i]) && i + 1 < count)
             return fail(w, DLS_ERR_SEALED, "a record after the seal in one batch");
+    int64_t deadline = nats_Now() + (int64_t)m->timeout_ms;
     int tries = 0;
-    for (;;) {
-        int rc = 0;
-        if (!m->last_known && (rc = refresh(m, w)))
-            return rc;
-        if (m->sealed)
-            return fail(w, DLS_ERR_SEALED, "the stream is sealed");
-        uint64_t start = m->last;
-        rc = publish_one(m, recs[0], lens[0], w);
-        if (rc < 0)
-            return rc;
-        if (rc == 0) {
-            *first = start;
-            break;
+    for (size_t i = 0; i < count; i++) {
+        bool maybe = false;
+        for (;;) {
+            int rc = 0;
+            if (!m->last_known && (rc = refresh(m, deadline, w)))
+                return rc;
+            if (m->sealed)
+                return fail(w, DLS_ERR_SEALED, "the stream is sealed");
+            uint64_t expected = m->last;
+            rc = publish_one(m, recs[i], lens[i], deadline, &maybe, w);
+            if (rc < 0)
+                return rc;
+            if (rc == 0) {
+                if (i == 0)
+                    *first = expected;
+                break;
+            }
+            if ((rc = refresh(m, deadline, w)))
+                return rc;
+            if (maybe && m->last > expected && stored_is(m, expected + 1, recs[i], lens[i], deadline)) {
+                /* an earlier try of this record was stored after all */
+                if (i + 1 < count && m->last != expected + 1)
+                    return fail(w, DLS_ERR_LOCKED,
+                                "another writer appended inside the batch: its first records "
+                                "are stored, the rest is not");
+                if (i == 0)
+                    *first = expected;
+                m->last_known = m->last == expected + 1;
+                m->last = expected + 1;
+                break;
+            }
+            if (i > 0)
+                return fail(w, DLS_ERR_LOCKED,
+                            "another writer appended inside the batch: its first records "
+                            "are stored, the rest is not");
+            if (m->exclusive)
+                return fail(w, DLS_ERR_LOCKED,
+                            "another writer appended to this exclusive stream (a second judge?)");
+            if (++tries >= CONFLICT_RETRIES)
+                return fail(w, DLS_ERR_LOCKED, "other writers kept appending first");
         }
-        if (m->exclusive)
-            return fail(w, DLS_ERR_LOCKED,
-                        "another writer appended to this exclusive stream (a second judge?)");
-        if (++tries >= CONFLICT_RETRIES)
-            return fail(w, DLS_ERR_LOCKED, "other writers kept appending first");
-    }
-    for (size_t i = 1; i < count; i++) {
-        int rc = publish_one(m, recs[i], lens[i], w);
-        if (rc == 1)
-            return fail(w, DLS_ERR_LOCKED,
-                        "another writer appended inside the batch: its first records "
-                        "are stored, the rest is not");
-        if (rc)
-            return rc;
     }
     return 0;
 }
@@ -402,6 +485,16 @@ static int jsm_seal(void *impl, uint64_t *pos, dls_where *w)
 }
 
 /* ---- cursors -------------------------------------------------------------- */
+
+#define READ_WAIT_MAX_MS 1000
+
+/* A cursor's request waits at most 1 s (or timeout_ms when shorter): a
+ * reader answers transport-error soon during a failover and its caller
+ * asks again, while appends retry for the whole timeout_ms. */
+static int64_t read_wait(const jsm *m)
+{
+    return m->timeout_ms < READ_WAIT_MAX_MS ? m->timeout_ms : READ_WAIT_MAX_MS;
+}
 
 static int jsm_cursor_new(void *impl, uint64_t from, void **cimpl)
 {
@@ -450,6 +543,7 @@ static int locate(jcur *c, dls_record *rec, dls_where *w, dls_next *out)
 {
     jsOptions jo;
     jopts(c->m, &jo);
+    jo.Wait = read_wait(c->m);
     jsStreamInfo *si = NULL;
     jsErrCode ec = 0;
     natsStatus s = js_GetStreamInfo(&si, c->m->js, c->m->stream, &jo, &ec);
@@ -487,6 +581,7 @@ static dls_next jsm_cursor_next(void *cimpl, dls_record *rec, dls_where *w)
         return r;
     jsOptions jo;
     jopts(c->m, &jo);
+    jo.Wait = read_wait(c->m);
     natsMsg *msg = NULL;
     jsErrCode ec = 0;
     natsStatus s = js_GetMsg(&msg, c->m->js, c->m->stream, c->seq, &jo, &ec);
@@ -552,7 +647,7 @@ static int finish(dls_medium **out, jsm *m, const jsStreamInfo *si, const jsm_ur
     int rc = adopt(m, si, u, s, mode, &info, w);
     if (!rc && mode == DLS_OPEN_APPEND) {
         pthread_mutex_lock(&m->mu);
-        rc = refresh(m, w);
+        rc = refresh(m, nats_Now() + (int64_t)m->timeout_ms, w);
         pthread_mutex_unlock(&m->mu);
     }
     if (!rc)
@@ -580,10 +675,20 @@ int dls_jetstream_open(dls_medium **out, const char *url, dls_open_mode mode,
     rc = connect_to(m, &u, w);
     jsStreamInfo *si = NULL;
     if (!rc) {
-        jsOptions jo;
-        jopts(m, &jo);
+        int64_t deadline = nats_Now() + (int64_t)m->timeout_ms;
         jsErrCode ec = 0;
-        natsStatus st = js_GetStreamInfo(&si, m->js, m->stream, &jo, &ec);
+        natsStatus st;
+        for (;;) { /* retried through a failover, within timeout_ms */
+            jsOptions jo;
+            jopts(m, &jo);
+            jo.Wait = left_of(deadline);
+            ec = 0;
+            st = js_GetStreamInfo(&si, m->js, m->stream, &jo, &ec);
+            if (st == NATS_OK || ec == JSStreamNotFoundErr || !transient(st, ec) ||
+                nats_Now() + RETRY_PAUSE_MS >= deadline)
+                break;
+            nats_Sleep(RETRY_PAUSE_MS);
+        }
         if (st != NATS_OK)
             rc = ec == JSStreamNotFoundErr ? fail(w, DLS_ERR_NOTFOUND, "no such stream")
                : ec == JSNotEnabledErr || st == NATS_NO_RESPONDERS
@@ -655,10 +760,23 @@ int dls_jetstream_create(dls_medium **out, const char *url, const dls_jetstream_
         c.Storage = memory ? js_MemoryStorage : js_FileStorage;
         c.Replicas = replicas;
         c.DenyDelete = true; /* no holes by the API; evicting and purging the front stay */
-        jsOptions jo;
-        jopts(m, &jo);
+        /* the same create again answers ok (the server compares the whole
+         * configuration, random id included): retried through a failover */
+        int64_t deadline = nats_Now() + (int64_t)m->timeout_ms;
         jsErrCode ec = 0;
-        natsStatus st = js_AddStream(&si, m->js, &c, &jo, &ec);
+        natsStatus st;
+        for (;;) {
+            jsOptions jo;
+            jopts(m, &jo);
+            jo.Wait = left_of(deadline);
+            ec = 0;
+            st = js_AddStream(&si, m->js, &c, &jo, &ec);
+            if (st == NATS_OK || ec == JSStreamNameExistErr || !transient(st, ec) ||
+                ec == JSInsufficientResourcesErr || ec == JSClusterNoPeersErr ||
+                ec == JSStreamReplicasNotSupportedErr || nats_Now() + RETRY_PAUSE_MS >= deadline)
+                break;
+            nats_Sleep(RETRY_PAUSE_MS);
+        }
         if (st != NATS_OK)
             rc = ec == JSStreamNameExistErr ? fail(w, DLS_ERR_EXISTS, "a stream of that name exists")
                : ec == JSInsufficientResourcesErr || ec == JSClusterNoPeersErr ||
