@@ -1164,6 +1164,265 @@ static void test_demo_over_cluster_with_kills(void **state)
                      0);
 }
 
+/* ---- the judge on a JetStream journal, across a whole-cluster restart -------- */
+
+typedef struct reclaims {
+    unsigned n;
+    uint64_t lease;
+    dls_cause cause;
+} reclaims;
+
+static int on_reclaim(void *ud, dls_bytes subject, uint64_t lease, dls_cause cause, bool commit)
+{
+    (void)subject;
+    (void)commit;
+    reclaims *r = ud;
+    r->n++;
+    r->lease = lease;
+    r->cause = cause;
+    return DLS_RECLAIM_DONE;
+}
+
+static void tick_at(dls_medium *ring, uint64_t ns)
+{
+    uint8_t b[64];
+    size_t n;
+    uint64_t pos;
+    assert_int_equal(dls_tick_fact(ns, DLS_UNIT_MS, b, sizeof b, &n), 0);
+    assert_int_equal(dls_medium_append(ring, b, n, &pos, NULL), 0);
+}
+
+static void judge_pass(dls_judge *j, dls_judge_pass_result *r)
+{
+    memset(r, 0, sizeof *r);
+    int rc = dls_judge_pass(j, r);
+    if (rc)
+        fprintf(stderr, "pass: %s\n", dls_strerror(rc));
+    assert_int_equal(rc, 0);
+}
+
+static void holder_step(dls_holder *h, uint64_t *granted, unsigned *renewed)
+{
+    dls_holder_result res;
+    assert_int_equal(dls_holder_step(h, &res), 0);
+    for (size_t i = 0; i < res.n_events; i++) {
+        if (res.events[i].kind == DLS_HOLDER_GRANTED && granted)
+            *granted = res.events[i].lease;
+        if (res.events[i].kind == DLS_HOLDER_RENEWED && renewed)
+            (*renewed)++;
+    }
+}
+
+/* Does any journal record hold these bytes (e.g. "dao.judge/kept")? */
+static bool journal_holds(const char *url, const char *what)
+{
+    dls_medium *m = open_read(url);
+    dls_cursor *c;
+    assert_int_equal(dls_cursor_new(&c, m, 0), 0);
+    dls_record r;
+    bool found = false;
+    while (!found && dls_cursor_next(c, &r, NULL) == DLS_NEXT_OK)
+        found = memmem(r.p, r.n, what, strlen(what)) != NULL;
+    dls_cursor_del(c);
+    dls_medium_del(m);
+    return found;
+}
+
+/* issue 16 item 3: the judge's journal and the holder's medium are
+ * three-replica streams (the journal declares sync data, so the judge
+ * accepts it; it is opened `exclusive`, the writer fence). A lease is
+ * granted and renewed; then all three servers are killed with SIGKILL and
+ * restarted. A new judge restarts from its JetStream journal: the same
+ * lease, no second grant, and the silent holder's lease lapses by silence
+ * exactly once. judge.md rev 4: a restart no longer re-arms silence — when
+ * the judge writes `dao.judge/kept`, the lapse comes before restart +
+ * duration (no TTL reset); a judge of the revision-3 rule re-arms, and the
+ * lapse then comes after it (checked the same way, so the test tightens by
+ * itself once the judge keeps the observation). */
+static void test_judge_restarts_from_jetstream_journal(void **state)
+{
+    (void)state;
+    NEED_SERVER();
+    need_cluster();
+    char jurl[400], aurl[400], lockpath[128];
+    fresh_cluster(jurl, "journal", "?replicas=3&sync=data&timeout_ms=5000");
+    fresh_cluster(aurl, "agent", "?replicas=3&timeout_ms=5000");
+    snprintf(lockpath, sizeof lockpath, "%s/journal-%u.lock", g_dir, g_no);
+
+    uint8_t seed[32];
+    memset(seed, 1, sizeof seed);
+    dls_secret *grantor, *agent;
+    assert_int_equal(dls_secret_from_seed(&grantor, "judge", DLS_KEY_ED25519, seed), 0);
+    memset(seed, 2, sizeof seed);
+    assert_int_equal(dls_secret_from_seed(&agent, "agent-1", DLS_KEY_ED25519, seed), 0);
+    dls_keyring *kr;
+    assert_int_equal(dls_keyring_new(&kr), 0);
+    assert_int_equal(dls_keyring_add(kr, (const uint8_t *)"judge", 5, DLS_KEY_ED25519,
+                                     dls_secret_public(grantor)), 0);
+    assert_int_equal(dls_keyring_add(kr, (const uint8_t *)"agent-1", 7, DLS_KEY_ED25519,
+                                     dls_secret_public(agent)), 0);
+
+    dls_jetstream_settings ex;
+    dls_jetstream_settings_default(&ex);
+    ex.exclusive = true;
+    dls_medium *journal, *jticks, *aticks, *judge_m, *agent_m = create(aurl), *jread;
+    dls_where w = {0};
+    assert_int_equal(dls_jetstream_create(&journal, jurl, &ex, &w), 0);
+    assert_int_equal(dls_medium_sync(journal), DLS_SYNC_DATA);
+    assert_int_equal(dls_ring_new(&jticks, NULL), 0);
+    assert_int_equal(dls_ring_new(&aticks, NULL), 0);
+    judge_m = open_read(aurl);
+    jread = open_read(jurl);
+
+    dls_resolver *r_media, *r_jticks, *r_aticks, *r_journal;
+    assert_int_equal(dls_resolver_new_signed(&r_media, dls_medium_id(judge_m), kr), 0);
+    assert_int_equal(dls_resolver_new_medium(&r_jticks, dls_medium_id(jticks), "ticker", NULL), 0);
+    assert_int_equal(dls_resolver_new_medium(&r_aticks, dls_medium_id(aticks), "ticker", NULL), 0);
+    assert_int_equal(dls_resolver_new_signed(&r_journal, dls_medium_id(jread), kr), 0);
+
+    dls_judge_tick_source ts = {jticks, r_jticks, "ticker", "test-basis", 0};
+    dls_judge_medium jm = {judge_m, r_media};
+    dls_judge_settings js;
+    dls_judge_settings_default(&js);
+    js.grantor = grantor;
+    js.journal = journal;
+    js.journal_lock_path = lockpath;
+    js.ticks = &ts;
+    js.nticks = 1;
+    js.media = &jm;
+    js.nmedia = 1;
+    js.tolerance_ns = 100 * DLS_MS;
+    js.cadence_ns = 1000 * DLS_MS;
+    reclaims rc = {0};
+    dls_judge_callbacks cb = {.reclaim = on_reclaim};
+    dls_judge *j;
+    int e = dls_judge_new(&j, &js, &cb, &rc, &w);
+    if (e)
+        fprintf(stderr, "judge: %s (%s)\n", dls_strerror(e), w.reason ? w.reason : "");
+    assert_int_equal(e, 0);
+
+    dls_cursor *jcur, *tcur;
+    assert_int_equal(dls_cursor_new(&jcur, jread, 0), 0);
+    assert_int_equal(dls_cursor_new(&tcur, aticks, 0), 0);
+    dls_holder_parts hp = {
+        .name = "agent-1", .secret = agent, .medium = agent_m, .grantor = "judge",
+        .journal = jcur, .journal_resolver = r_journal, .ticks = tcur,
+        .tick_resolver = r_aticks, .tick_party = "ticker",
+    };
+    dls_holder_settings hs;
+    dls_holder_settings_default(&hs);
+    dls_holder *h;
+    char msg[DLS_HOLDER_TEXT_MAX];
+    e = dls_holder_new(&h, &hp, &hs, NULL, NULL, msg, sizeof msg);
+    if (e)
+        fprintf(stderr, "holder: %s (%s)\n", dls_strerror(e), msg);
+    assert_int_equal(e, 0);
+
+    uint64_t t = 1000 * DLS_MS;
+    tick_at(jticks, t);
+    tick_at(aticks, t);
+    holder_step(h, NULL, NULL);
+    const uint8_t subject[] = {0xa5, 'j', 'o', 'b', '-', '1'};
+    dls_duration ask;
+    assert_int_equal(dls_duration_make(&ask, DLS_UNIT_S, 3), 0);
+    assert_int_equal(dls_holder_propose(h, subject, sizeof subject, &ask, DLS_MODE_EXCLUSIVE, NULL), 0);
+    dls_judge_pass_result pr;
+    judge_pass(j, &pr);
+    assert_true(pr.granted == 1);
+    uint64_t lease = 0;
+    holder_step(h, &lease, NULL);
+    assert_true(lease != 0);
+    unsigned renewed = 0;
+    for (int step = 0; step < 12; step++) {
+        t += 250 * DLS_MS;
+        tick_at(aticks, t);
+        holder_step(h, NULL, &renewed);
+        tick_at(jticks, t);
+        judge_pass(j, &pr);
+        assert_true(pr.lapsed[DLS_CAUSE_SILENCE] == 0);
+    }
+    assert_true(renewed >= 1);
+    uint64_t last_seen = t; /* the judge's last pass that drained the holder */
+    /* the holder falls silent; one more pass, nothing lapses */
+    t += 500 * DLS_MS;
+    tick_at(jticks, t);
+    judge_pass(j, &pr);
+    assert_int_equal(rc.n, 0);
+
+    /* the whole cluster dies and comes back */
+    dls_judge_del(j);
+    dls_holder_del(h);
+    dls_cursor_del(jcur);
+    dls_medium_del(journal);
+    dls_medium_del(judge_m);
+    for (int i = 0; i < 3; i++)
+        node_kill(&g_cl[i]);
+    for (int i = 0; i < 3; i++)
+        node_spawn(&g_cl[i], g_cl, 3);
+    assert_int_equal(cluster_ready(90000), 0);
+    uint64_t until = mono_ms() + 60000;
+    while ((e = dls_jetstream_open(&journal, jurl, DLS_OPEN_APPEND, &ex, &w)) != 0 &&
+           mono_ms() < until)
+        sleep_ms(200);
+    assert_int_equal(e, 0);
+    judge_m = open_read(aurl);
+    dls_resolver_del(r_media);
+    assert_int_equal(dls_resolver_new_signed(&r_media, dls_medium_id(judge_m), kr), 0);
+    jm = (dls_judge_medium){judge_m, r_media};
+    js.journal = journal;
+    e = dls_judge_new(&j, &js, &cb, &rc, &w);
+    if (e)
+        fprintf(stderr, "judge restart: %s (%s)\n", dls_strerror(e), w.reason ? w.reason : "");
+    assert_int_equal(e, 0);
+    assert_true(dls_judge_highest_lease(j) == lease);
+    assert_true(dls_judge_live(j) == 1);
+
+    t += 500 * DLS_MS;
+    uint64_t restart_at = t;
+    tick_at(jticks, t);
+    judge_pass(j, &pr);
+    assert_true(pr.restarted);
+    assert_true(pr.granted == 0);
+    uint64_t lapse_at = 0;
+    for (int step = 0; step < 40 && rc.n == 0; step++) {
+        t += 250 * DLS_MS;
+        tick_at(jticks, t);
+        judge_pass(j, &pr);
+        assert_true(pr.granted == 0);
+        if (rc.n)
+            lapse_at = t;
+    }
+    assert_int_equal(rc.n, 1);
+    assert_true(rc.lease == lease);
+    assert_int_equal(rc.cause, DLS_CAUSE_SILENCE);
+    uint64_t bound = 3000 * DLS_MS + js.tolerance_ns;
+    if (journal_holds(jurl, "dao.judge/kept")) {
+        /* rev 4: the silence clock kept running through the restart */
+        assert_true(lapse_at <= last_seen + bound + js.cadence_ns);
+        assert_true(lapse_at < restart_at + bound);
+    } else {
+        fprintf(stderr, "# judge without dao.judge/kept (revision-3 restart rule): "
+                        "silence re-armed at the restart\n");
+        assert_true(lapse_at >= restart_at + bound);
+    }
+
+    dls_judge_del(j);
+    dls_resolver_del(r_media);
+    dls_resolver_del(r_jticks);
+    dls_resolver_del(r_aticks);
+    dls_resolver_del(r_journal);
+    dls_cursor_del(tcur);
+    dls_medium_del(jread);
+    dls_medium_del(judge_m);
+    dls_medium_del(agent_m);
+    dls_medium_del(journal);
+    dls_medium_del(jticks);
+    dls_medium_del(aticks);
+    dls_keyring_del(kr);
+    dls_secret_del(grantor);
+    dls_secret_del(agent);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1177,7 +1436,10 @@ int main(void)
         cmocka_unit_test(test_unreachable_and_restart),
         cmocka_unit_test(test_cluster_failover_keeps_acked),
         cmocka_unit_test(test_demo_over_cluster_with_kills),
+        cmocka_unit_test(test_judge_restarts_from_jetstream_journal),
     };
+    if (getenv("DLS_ONLY")) /* run one test by name (e.g. while iterating) */
+        cmocka_set_test_filter(getenv("DLS_ONLY"));
     return cmocka_run_group_tests_name("jetstream", tests, group_setup, group_teardown);
 }
 
