@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "daolease/medium_impl.h"
 #include "stream/jetstream/jsm.h"
@@ -16,6 +17,7 @@
 #define HDR_EXPECT "Nats-Expected-Last-Sequence"
 #define DESC_PREFIX "daolease medium "
 #define CONFLICT_RETRIES 64 /* a shared writer's retries after another writer's append */
+#define PIPE_MAX 256        /* records of a batch published before waiting for their acks */
 
 typedef struct jsm {
     pthread_mutex_t mu;     /* appends and seals */
@@ -30,7 +32,17 @@ typedef struct jsm {
     bool last_known;        /* `last` is the stream's last sequence as this writer knows it */
     uint64_t last;
     bool sealed;
+    /* a pipelined batch in flight (append_pipelined), under amu */
+    pthread_mutex_t amu;
+    pthread_cond_t acv;
+    bool a_active;
+    size_t a_count, a_done;
+    natsMsg *a_msg[PIPE_MAX];   /* identity of each message (never dereferenced) */
+    uint64_t a_seq[PIPE_MAX];   /* 0: no answer yet; else the stored sequence */
+    int a_err[PIPE_MAX];        /* 0, or ERR_* below */
 } jsm;
+
+enum { ERR_CONFLICT = 1, ERR_MAYBE, ERR_SEALED, ERR_OTHER };
 
 typedef struct jcur {
     jsm *m;
@@ -97,6 +109,14 @@ static void jsm_free(jsm *m)
 {
     if (!m)
         return;
+    if (m->js) { /* no acknowledgement handler may run after the free */
+        jsPubOptions po;
+        jsPubOptions_Init(&po);
+        po.MaxWait = m->timeout_ms;
+        js_PublishAsyncComplete(m->js, &po);
+    }
+    if (m->nc)
+        natsConnection_Close(m->nc);
     jsCtx_Destroy(m->js);
     if (m->nc) {
         natsConnection_Close(m->nc);
@@ -104,6 +124,8 @@ static void jsm_free(jsm *m)
     }
     free(m->subject);
     pthread_mutex_destroy(&m->mu);
+    pthread_mutex_destroy(&m->amu);
+    pthread_cond_destroy(&m->acv);
     free(m);
 }
 
@@ -118,10 +140,49 @@ static void jopts(const jsm *m, jsOptions *o)
     o->Wait = m->timeout_ms;
 }
 
+/* The acknowledgement of one pipelined publish (a client thread). */
+static void on_ack(jsCtx *js, natsMsg *msg, jsPubAck *pa, jsPubAckErr *pae, void *closure)
+{
+    (void)js;
+    jsm *m = closure;
+    pthread_mutex_lock(&m->amu);
+    for (size_t i = 0; m->a_active && i < m->a_count; i++) {
+        if (m->a_msg[i] != msg || m->a_seq[i] || m->a_err[i])
+            continue;
+        if (pa) {
+            m->a_seq[i] = pa->Sequence;
+        } else {
+            jsErrCode ec = pae ? pae->ErrCode : 0;
+            m->a_err[i] = ec == JSStreamWrongLastSequenceErr ? ERR_CONFLICT
+                        : ec == JSStreamSealedErr            ? ERR_SEALED
+                        : ec == JSStreamNotFoundErr          ? ERR_OTHER
+                                                             : ERR_MAYBE;
+        }
+        m->a_done++;
+        pthread_cond_broadcast(&m->acv);
+        break;
+    }
+    pthread_mutex_unlock(&m->amu);
+    natsMsg_Destroy(msg);
+}
+
 static int connect_to(jsm *m, const jsm_url *u, dls_where *w)
 {
+    /* A reply-subject prefix of our own randomness: the client's inbox
+     * names come from a generator that a fork() copies, so two processes
+     * forked after using the client would otherwise share inboxes and read
+     * each other's answers (seen: a stream's info answered with another's). */
+    if (sodium_init() < 0)
+        return fail(w, DLS_ERR_SODIUM, "libsodium failed to initialise");
+    uint8_t rnd[12];
+    randombytes_buf(rnd, sizeof rnd);
+    char prefix[40] = "_INBOX.";
+    for (size_t i = 0; i < sizeof rnd; i++)
+        snprintf(prefix + 7 + 2 * i, 3, "%02x", rnd[i]);
     natsOptions *o = NULL;
     natsStatus s = natsOptions_Create(&o);
+    if (s == NATS_OK)
+        s = natsOptions_SetCustomInboxPrefix(o, prefix);
     if (s == NATS_OK)
         s = natsOptions_SetServers(o, (const char **)u->servers, (int)u->nservers);
     if (s == NATS_OK)
@@ -153,6 +214,9 @@ static int connect_to(jsm *m, const jsm_url *u, dls_where *w)
     }
     jsOptions jo;
     jopts(m, &jo);
+    jo.PublishAsync.AckHandler = on_ack;
+    jo.PublishAsync.AckHandlerClosure = m;
+    jo.PublishAsync.MaxPending = PIPE_MAX;
     s = natsConnection_JetStream(&m->js, m->nc, &jo);
     if (s != NATS_OK)
         return transport(w, s);
@@ -164,7 +228,19 @@ static jsm *jsm_new(const jsm_url *u, const dls_jetstream_settings *s)
     jsm *m = calloc(1, sizeof *m);
     if (!m)
         return NULL;
-    if (pthread_mutex_init(&m->mu, NULL)) {
+    pthread_condattr_t ca;
+    if (pthread_condattr_init(&ca)) {
+        free(m);
+        return NULL;
+    }
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    bool ok = pthread_cond_init(&m->acv, &ca) == 0;
+    pthread_condattr_destroy(&ca);
+    if (!ok) {
+        free(m);
+        return NULL;
+    }
+    if (pthread_mutex_init(&m->mu, NULL) || pthread_mutex_init(&m->amu, NULL)) {
         free(m);
         return NULL;
     }
@@ -241,8 +317,10 @@ static int adopt(jsm *m, const jsStreamInfo *si, const jsm_url *u,
  * re-established or the stream's leader re-elected meanwhile. */
 static bool transient(natsStatus s, jsErrCode ec)
 {
-    if (ec == JSStreamWrongLastSequenceErr || ec == JSStreamSealedErr ||
-        ec == JSStreamNotFoundErr || ec == JSNotEnabledErr || ec == JSNotEnabledForAccountErr)
+    /* "stream not found" and "JetStream not enabled" too: a server that
+     * just rejoined the cluster answers so until it has caught up (a stream
+     * really gone, or a server without JetStream, fails at the deadline) */
+    if (ec == JSStreamWrongLastSequenceErr || ec == JSStreamSealedErr)
         return false;
     if (ec)
         return true; /* cluster unavailable, not leader, stream offline … */
@@ -293,10 +371,10 @@ static int refresh(jsm *m, int64_t deadline, dls_where *w)
                 return 0;
             }
         }
-        if (ec == JSStreamNotFoundErr)
-            return fail(w, DLS_ERR_TRANSPORT, "the stream no longer exists");
         if (!transient(s, ec) || nats_Now() + RETRY_PAUSE_MS >= deadline)
-            return transport(w, s);
+            return ec == JSStreamNotFoundErr
+                       ? fail(w, DLS_ERR_TRANSPORT, "the stream no longer exists")
+                       : transport(w, s);
         nats_Sleep(RETRY_PAUSE_MS);
     }
 }
@@ -384,51 +462,145 @@ static int publish_one(jsm *m, const uint8_t *rec, size_t n, int64_t deadline, b
     }
 }
 
+/* Publishes recs[0 … count) at once, record i expecting last sequence
+ * m->last + i, then waits (until the deadline) for their acknowledgements.
+ * Answers how many leading records are stored, in order, right after
+ * m->last (m->last advanced past them); *maybe says a later one may have
+ * been stored too, *conflict that the first not stored met another
+ * writer's record, *sealed that it met the seal. */
+static size_t append_pipelined(jsm *m, const uint8_t *const *recs, const size_t *lens,
+                               size_t count, int64_t deadline, bool *maybe, bool *conflict,
+                               bool *sealed)
+{
+    uint64_t base = m->last;
+    pthread_mutex_lock(&m->amu);
+    m->a_active = true;
+    m->a_count = count;
+    m->a_done = 0;
+    memset(m->a_msg, 0, count * sizeof m->a_msg[0]);
+    memset(m->a_seq, 0, count * sizeof m->a_seq[0]);
+    memset(m->a_err, 0, count * sizeof m->a_err[0]);
+    pthread_mutex_unlock(&m->amu);
+    size_t sent = 0;
+    for (; sent < count; sent++) {
+        natsMsg *msg = NULL;
+        char expect[24];
+        snprintf(expect, sizeof expect, "%" PRIu64, base + sent);
+        natsStatus s = natsMsg_Create(&msg, m->subject, NULL, (const char *)recs[sent],
+                                      (int)lens[sent]);
+        if (s == NATS_OK)
+            s = natsMsgHeader_Set(msg, HDR_MEDIUM, m->hex);
+        if (s == NATS_OK)
+            s = natsMsgHeader_Set(msg, HDR_EXPECT, expect);
+        if (s != NATS_OK) {
+            natsMsg_Destroy(msg);
+            break;
+        }
+        pthread_mutex_lock(&m->amu);
+        m->a_msg[sent] = msg;
+        pthread_mutex_unlock(&m->amu);
+        jsPubOptions po;
+        jsPubOptions_Init(&po);
+        po.MaxWait = left_of(deadline);
+        po.ExpectStream = m->stream;
+        natsMsg *own = msg;
+        if (js_PublishMsgAsync(m->js, &own, &po) != NATS_OK) {
+            natsMsg_Destroy(own); /* not sent: still ours */
+            pthread_mutex_lock(&m->amu);
+            m->a_msg[sent] = NULL;
+            pthread_mutex_unlock(&m->amu);
+            break;
+        }
+    }
+    pthread_mutex_lock(&m->amu);
+    m->a_count = sent;
+    for (;;) {
+        if (m->a_done >= sent)
+            break;
+        int64_t left = deadline - nats_Now();
+        if (left <= 0)
+            break;
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        ts.tv_sec += left / 1000;
+        ts.tv_nsec += (left % 1000) * 1000000L;
+        if (ts.tv_nsec >= 1000000000L) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000L;
+        }
+        pthread_cond_timedwait(&m->acv, &m->amu, &ts);
+    }
+    size_t ok = 0;
+    while (ok < sent && m->a_seq[ok] == base + 1 + ok)
+        ok++;
+    *conflict = ok < sent && m->a_err[ok] == ERR_CONFLICT;
+    *sealed = ok < sent && m->a_err[ok] == ERR_SEALED;
+    *maybe = false;
+    for (size_t i = ok; i < sent; i++)
+        if (m->a_seq[i] || m->a_err[i] == ERR_MAYBE || (!m->a_seq[i] && !m->a_err[i]))
+            *maybe = true;
+    m->a_active = false;
+    m->a_count = 0;
+    pthread_mutex_unlock(&m->amu);
+    m->last = base + ok;
+    if (ok < count)
+        m->last_known = false;
+    return ok;
+}
+
 /* Appends with m->mu held: contiguous, directly after the last sequence
- * this writer knows, all within one deadline of timeout_ms. After a
- * conflict: a try of this record that was stored after all is recognised
- * (the message right after the expected sequence is this record); else a
- * shared writer retries a refused first record at the new tail, never a
- * later one (jetstream.h). */
+ * this writer knows, all within one deadline of timeout_ms. A batch goes
+ * out pipelined first; whatever is not acknowledged then goes one record
+ * at a time. Record i belongs right after sequence base + i: when the
+ * stream has moved past that, a try of record i that was stored after all
+ * is recognised (the message there is this record); anything else there is
+ * another writer's, which a shared writer answers by starting again at the
+ * new tail before its first record is stored, and by DLS_ERR_LOCKED after
+ * (jetstream.h). */
 static int append_locked(jsm *m, const uint8_t *const *recs, const size_t *lens, size_t count,
                          uint64_t *first, dls_where *w)
 {
-    for (size_t i = 0; i < count; i++)
-        if (dls_record_is_seal(recs[i], lens[i]) && i + 1 < count)
+    for (size_t k = 0; k < count; k++)
+        if (dls_record_is_seal(recs[k], lens[k]) && k + 1 < count)
             return fail(w, DLS_ERR_SEALED, "a record after the seal in one batch");
     int64_t deadline = nats_Now() + (int64_t)m->timeout_ms;
+    int rc;
+    if (!m->last_known && (rc = refresh(m, deadline, w)))
+        return rc;
+    if (m->sealed)
+        return fail(w, DLS_ERR_SEALED, "the stream is sealed");
+    uint64_t base = m->last; /* record i goes right after sequence base + i */
+    size_t i = 0;
+    bool maybe = false;      /* record i (and later ones) may be stored already */
+    if (count > 1 && count <= PIPE_MAX) {
+        bool conflict = false, sealed = false;
+        i = append_pipelined(m, recs, lens, count, deadline, &maybe, &conflict, &sealed);
+        if (i == count) {
+            *first = base;
+            return 0;
+        }
+        if (conflict && i > 0)
+            return fail(w, DLS_ERR_LOCKED,
+                        "another writer appended inside the batch: its first records "
+                        "are stored, the rest is not");
+        if (sealed)
+            m->sealed = true;
+    }
     int tries = 0;
-    for (size_t i = 0; i < count; i++) {
-        bool maybe = false;
-        for (;;) {
-            int rc = 0;
-            if (!m->last_known && (rc = refresh(m, deadline, w)))
-                return rc;
+    while (i < count) {
+        if (!m->last_known && (rc = refresh(m, deadline, w)))
+            return rc;
+        uint64_t want = base + i;
+        if (m->last != want) {
+            if (m->last > want && maybe && stored_is(m, want + 1, recs[i], lens[i], deadline)) {
+                /* an earlier try of record i was stored after all */
+                m->last_known = m->last == want + 1;
+                m->last = want + 1;
+                i++;
+                continue;
+            }
             if (m->sealed)
                 return fail(w, DLS_ERR_SEALED, "the stream is sealed");
-            uint64_t expected = m->last;
-            rc = publish_one(m, recs[i], lens[i], deadline, &maybe, w);
-            if (rc < 0)
-                return rc;
-            if (rc == 0) {
-                if (i == 0)
-                    *first = expected;
-                break;
-            }
-            if ((rc = refresh(m, deadline, w)))
-                return rc;
-            if (maybe && m->last > expected && stored_is(m, expected + 1, recs[i], lens[i], deadline)) {
-                /* an earlier try of this record was stored after all */
-                if (i + 1 < count && m->last != expected + 1)
-                    return fail(w, DLS_ERR_LOCKED,
-                                "another writer appended inside the batch: its first records "
-                                "are stored, the rest is not");
-                if (i == 0)
-                    *first = expected;
-                m->last_known = m->last == expected + 1;
-                m->last = expected + 1;
-                break;
-            }
             if (i > 0)
                 return fail(w, DLS_ERR_LOCKED,
                             "another writer appended inside the batch: its first records "
@@ -438,8 +610,21 @@ static int append_locked(jsm *m, const uint8_t *const *recs, const size_t *lens,
                             "another writer appended to this exclusive stream (a second judge?)");
             if (++tries >= CONFLICT_RETRIES)
                 return fail(w, DLS_ERR_LOCKED, "other writers kept appending first");
+            base = m->last;
+            maybe = false;
+            continue;
+        }
+        if (m->sealed)
+            return fail(w, DLS_ERR_SEALED, "the stream is sealed");
+        rc = publish_one(m, recs[i], lens[i], deadline, &maybe, w);
+        if (rc < 0)
+            return rc;
+        if (rc == 0) {
+            i++;
+            maybe = false; /* record i was not stored before: no later one was */
         }
     }
+    *first = base;
     return 0;
 }
 
