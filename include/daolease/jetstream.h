@@ -57,10 +57,23 @@
  * the server's machine). DLS_SYNC_GROUP is declared when it was asked for
  * and DATA holds (JetStream always commits appends in flight together).
  *
- * Every call is bounded: connecting and each request must finish within
- * timeout_ms or the call answers DLS_ERR_TRANSPORT (appends) or
- * DLS_NEXT_ERROR (cursors). The client reconnects by itself to any server
- * of the URL. An append that timed out may or may not have been stored.
+ * Every call is bounded. Connecting, opening and appending finish within
+ * timeout_ms: an append retries a transient failure (a leader election, a
+ * reconnection) with the same expected sequence until timeout_ms has passed
+ * since the call began, then answers DLS_ERR_TRANSPORT; a try that timed
+ * out but was stored after all is recognised (the message right after the
+ * expected sequence is this very record) and answered ok at its position.
+ * A cursor's request waits at most 1 s (or timeout_ms when shorter), then
+ * DLS_NEXT_ERROR. The client reconnects by itself to any server of the URL
+ * and keeps no reconnect buffer. An append that answered DLS_ERR_TRANSPORT
+ * may still have been stored (as for any remote store).
+ *
+ * Batches: published pipelined (up to 256 records, one round trip), record
+ * i expecting the batch's start + i, so what is stored is always a
+ * contiguous prefix. Against a concurrent writer a batch is contiguous but
+ * not atomic (JetStream 2.9 has no atomic multi-message publish): when
+ * another writer's record lands inside it, the call answers DLS_ERR_LOCKED
+ * with its first records stored.
  *
  * Threads: appends and seals on one medium are serialized by a mutex and
  * may come from several threads; a cursor belongs to one thread at a time.
@@ -105,7 +118,8 @@ extern "C" {
  *   exclusive   false: when true the handle is the stream's only writer (a
  *               journal): an append finding that another writer appended
  *               since this handle last looked fails with DLS_ERR_LOCKED
- *               instead of appending after records it has not seen.
+ *               instead of appending after records it has not seen (the
+ *               writer fence of a journal on JetStream).
  * The id is copied by create/open. */
 typedef struct dls_jetstream_settings {
     dls_sync sync;
