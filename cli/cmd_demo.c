@@ -221,8 +221,9 @@ static int write_keys(struct demo *d)
     return fclose(kr) || rc ? -1 : 0;
 }
 
-static int create_media(struct demo *d)
+static int create_media_now(void *arg)
 {
+    struct demo *d = arg;
     char path[DEMO_PATH_MAX];
     dls_medium_settings s;
     dls_medium_settings_default(&s);
@@ -243,6 +244,13 @@ static int create_media(struct demo *d)
         dls_medium_del(m);
     }
     return 0;
+}
+
+/* With --nats, in a child process (cli/demo_nats.c): the NATS client must
+ * not start in the owner before the agents are forked. */
+static int create_media(struct demo *d)
+{
+    return d->p.nats ? demo_nats_in_child(create_media_now, d) : create_media_now(d);
 }
 
 static int fork_agents(struct demo *d)

@@ -42,5 +42,7 @@ void demo_medium(char *out, const demo_params *p, unsigned index);
 /* With --nats: the stream <run folder's name>-agent-N on those servers
  * (cli/demo_nats.c). */
 void demo_nats_medium(char *out, const demo_params *p, unsigned index);
+/* Runs fn(arg) in a child process; 0 when it answered 0, else -1. */
+int demo_nats_in_child(int (*fn)(void *), void *arg);
 
 #endif
