@@ -17,6 +17,7 @@
 #include "cli/cli.h"
 #include "cli/media.h"
 #include "daolease/redis.h"
+#include "daolease/jetstream.h"
 #include "daolease/attrib.h"
 #include "daolease/audit.h"
 #include "daolease/stream.h"
@@ -133,7 +134,8 @@ static void split_media(char *arg, const char **path, const char **party)
     char *eq = strrchr(arg, '=');
     *path = arg;
     *party = NULL;
-    if (!eq || (dls_redis_is_url(arg) ? strchr(arg, '?') != NULL : stat(arg, &st) == 0))
+    bool url = dls_redis_is_url(arg) || dls_jetstream_is_url(arg);
+    if (!eq || (url ? strchr(arg, '?') != NULL : stat(arg, &st) == 0))
         return;
     *eq = 0;
     *party = eq + 1;

@@ -16,13 +16,14 @@
 #include "cli/cli.h"
 #include "cli/proc.h"
 
-static const char *const all[] = {"stream", "attrib", "judge", "host", "redis"};
+static const char *const all[] = {"stream", "attrib", "judge", "host", "redis", "jetstream"};
 
 static const char usage_text[] =
     "usage: daolease bench [NAME...]\n\n"
     "Runs the benchmark programs and prints their JSON Lines\n"
     "{\"bench\", \"metric\", \"value\", \"baseline\", \"ratio\"}; each measures its\n"
-    "baseline in the same run. NAME: stream, attrib, judge, host, redis\n"
+    "baseline in the same run. NAME: stream, attrib, judge, host, redis,\n"
+    "jetstream\n"
     "(default: all). The programs are looked up in $DLS_BENCH_DIR, else in\n"
     "../bench beside this binary (the build tree).\n";
 

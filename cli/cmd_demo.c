@@ -45,7 +45,10 @@ static const char usage_text[] =
     "  --dir D      the run's folder (created; default: a new folder in /tmp)\n"
     "  --seed S     the seed of the work times and the victims (default 1)\n"
     "  --redis URL  the agents' media on this Redis server (redis://host:port),\n"
-    "               keys <run folder>-agent-N; the journal stays a local file\n";
+    "               keys <run folder>-agent-N; the journal stays a local file\n"
+    "  --nats URL   likewise on a NATS JetStream server or cluster\n"
+    "               (nats://host:port[,host:port...][?replicas=3...]), one stream\n"
+    "               <run folder>-agent-N each\n";
 
 struct item {
     uint64_t lease;        /* the current lease, 0 when none */
@@ -195,8 +198,9 @@ static int write_keys(struct demo *d)
     return fclose(kr) || rc ? -1 : 0;
 }
 
-static int create_media(struct demo *d)
+static int create_media_now(void *arg)
 {
+    struct demo *d = arg;
     char path[DEMO_PATH_MAX];
     dls_medium_settings s;
     dls_medium_settings_default(&s);
@@ -217,6 +221,13 @@ static int create_media(struct demo *d)
         dls_medium_del(m);
     }
     return 0;
+}
+
+/* With --nats, in a child process (cli/demo_nats.c): the NATS client must
+ * not start in the owner before the agents are forked. */
+static int create_media(struct demo *d)
+{
+    return d->p.nats ? demo_nats_in_child(create_media_now, d) : create_media_now(d);
 }
 
 static int fork_agents(struct demo *d)
@@ -498,7 +509,7 @@ static int write_manifest(const struct demo *d)
     for (unsigned i = 0; i < d->agents; i++) {
         char where[DEMO_PATH_MAX];
         demo_medium(where, &d->p, i);
-        const char *shown = d->p.redis ? where : where + strlen(d->dir) + 1;
+        const char *shown = d->p.redis || d->p.nats ? where : where + strlen(d->dir) + 1;
         fprintf(f, "%s\"%s\"", i ? ", " : "", shown);
     }
     fprintf(f, "], \"svg\": \"timeline.svg\"}\n");
@@ -558,6 +569,7 @@ static int parse(struct demo *d, int argc, char **argv, const char **dir)
         {"agents", required_argument, 0, 'a'}, {"items", required_argument, 0, 'm'},
         {"kill", required_argument, 0, 'k'}, {"dir", required_argument, 0, 'd'},
         {"seed", required_argument, 0, 's'}, {"redis", required_argument, 0, 'r'},
+        {"nats", required_argument, 0, 'n'},
         {"help", no_argument, 0, 'h'}, {0, 0, 0, 0},
     };
     int c;
@@ -584,6 +596,7 @@ static int parse(struct demo *d, int argc, char **argv, const char **dir)
         case 'd': *dir = optarg; break;
         case 's': d->p.seed = v; break;
         case 'r': d->p.redis = optarg; break;
+        case 'n': d->p.nats = optarg; break;
         case 'h': fputs(usage_text, stdout); return 1;
         default: dls_cli_bad_option("demo", c, argv); return -1;
         }

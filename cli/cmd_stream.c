@@ -15,6 +15,7 @@
 
 #include "cli/cli.h"
 #include "daolease/redis.h"
+#include "daolease/jetstream.h"
 #include "daolease/stream.h"
 
 static void usage(FILE *to)
@@ -154,6 +155,11 @@ static int cmd_create(int argc, char **argv)
     dls_where w;
     memset(&w, 0, sizeof w);
     bool url = dls_redis_is_url(path);
+    if (dls_jetstream_is_url(path) && segmented) {
+        dls_cli_error("stream", "create: a nats:// medium is not segmented; bound it with "
+                                "?max_msgs=N in the URL");
+        return DLS_EXIT_USAGE;
+    }
     if (url && segmented) {
         dls_cli_error("stream", "create: a redis:// medium is not segmented; bound it with "
                                 "?maxlen=N in the URL");

@@ -7,6 +7,11 @@
 #include <string.h>
 #include <sys/stat.h>
 
+static bool is_url(const char *s)
+{
+    return !strncmp(s, "redis://", 8) || !strncmp(s, "nats://", 7);
+}
+
 static void err(const char *file, const char *key, const char *why)
 {
     fprintf(stderr, "daolease: %s: key \"%s\": %s\n", file, key, why);
@@ -15,7 +20,7 @@ static void err(const char *file, const char *key, const char *why)
 /* Resolves `rel` against the folder of `file` (absolute paths and URLs kept). */
 static char *resolve(const char *file, const char *rel)
 {
-    if (rel[0] == '/' || !strncmp(rel, "redis://", 8))
+    if (rel[0] == '/' || is_url(rel))
         return strdup(rel);
     const char *slash = strrchr(file, '/');
     size_t dir = slash ? (size_t)(slash - file) + 1 : 0;
@@ -30,7 +35,7 @@ static char *resolve(const char *file, const char *rel)
 static int must_exist(const char *file, const char *key, const char *path)
 {
     struct stat st;
-    if (!strncmp(path, "redis://", 8) || stat(path, &st) == 0)
+    if (is_url(path) || stat(path, &st) == 0)
         return 0;
     fprintf(stderr, "daolease: %s: key \"%s\": %s: %s\n", file, key, path, strerror(errno));
     return DLS_ERR_CONFIG;
@@ -103,7 +108,7 @@ static int get_medium(dls_config *c, json_t *e, dls_config_medium *m)
         }
     } else if (json_is_string(e)) {
         where = json_string_value(e);
-        if (strncmp(where, "redis://", 8) && strrchr(where, '=')) {
+        if (!is_url(where) && strrchr(where, '=')) {
             split = strdup(where);
             if (!split)
                 return DLS_ERR_NOMEM;

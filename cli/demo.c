@@ -23,6 +23,10 @@ void demo_item_subject(char *out, unsigned item)
 
 void demo_medium(char *out, const demo_params *p, unsigned index)
 {
+    if (p->nats) {
+        demo_nats_medium(out, p, index);
+        return;
+    }
     if (!p->redis) {
         char file[32];
         snprintf(file, sizeof file, "agent-%u.dls", index + 1);

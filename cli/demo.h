@@ -19,6 +19,7 @@ typedef struct demo_params {
     uint64_t seed;
     int progress_fd;          /* the write end of the owner's progress pipe */
     const char *redis;        /* NULL: agents' media are files; else redis://host:port */
+    const char *nats;         /* else nats://host:port[,…][?params] (docs/jetstream.md) */
 } demo_params;
 
 /* Progress messages, one line each, written with one write(2) (< PIPE_BUF):
@@ -38,5 +39,10 @@ void demo_item_subject(char *out, unsigned item);
 /* Where agent `index` appends: DIR/agent-N.dls, or with --redis the key
  * <run folder's name>-agent-N on that server. */
 void demo_medium(char *out, const demo_params *p, unsigned index);
+/* With --nats: the stream <run folder's name>-agent-N on those servers
+ * (cli/demo_nats.c). */
+void demo_nats_medium(char *out, const demo_params *p, unsigned index);
+/* Runs fn(arg) in a child process; 0 when it answered 0, else -1. */
+int demo_nats_in_child(int (*fn)(void *), void *arg);
 
 #endif

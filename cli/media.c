@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include "cli/cli.h"
+#include "daolease/jetstream.h"
 #ifdef DLS_HAVE_REDIS
 #include "daolease/redis.h"
 #endif
@@ -114,6 +115,12 @@ int dls_cli_open(dls_medium **out, const char *sub, const char *where,
         dls_cli_error(sub, "%s: this build has no Redis medium", where);
         return DLS_ERR_CONFIG;
 #endif
+    } else if (dls_jetstream_is_url(where)) { /* docs/jetstream.md: sync is the stream's own */
+        rc = dls_medium_open(out, where, mode, &s, &w);
+        if (rc == DLS_ERR_NOTFOUND && create) {
+            memset(&w, 0, sizeof w);
+            rc = dls_medium_create(out, DLS_MEDIUM_JETSTREAM, where, &s, &w);
+        }
     } else {
         struct stat st;
         if (create && stat(where, &st) != 0)

@@ -11,7 +11,7 @@
 #include "daolease/stream.h"
 #include "daolease/tick.h"
 
-/* Opens `where` (a path, or a redis:// URL) in `mode`; with `create`, a
+/* Opens `where` (a path, or a redis:// or nats:// URL) in `mode`; with `create`, a
  * missing medium is created first (a file, or a Redis key). On error prints
  * one line "daolease SUB: WHERE: position P: REASON" and returns the code. */
 /* Warns on stderr when torn-tail sidecars lie beside the medium at `where`

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include "stream/internal.h"
+#include "stream/jetstream/jsm.h"
 
 void dls_medium_settings_default(dls_medium_settings *s)
 {
@@ -49,6 +50,8 @@ int dls_medium_create(dls_medium **out, dls_medium_kind kind, const char *path,
     int rc = check_settings(s, w);
     if (rc)
         return rc;
+    if (dls_jetstream_is_url(path) && (kind == DLS_MEDIUM_FILE || kind == DLS_MEDIUM_JETSTREAM))
+        return dls_st_jetstream(out, path, DLS_OPEN_APPEND, true, s, w);
     if (kind == DLS_MEDIUM_FILE)
         return dls_st_file_create(out, path, s, w);
     if (kind == DLS_MEDIUM_SEGMENTED)
@@ -68,6 +71,8 @@ int dls_medium_open(dls_medium **out, const char *path, dls_open_mode mode,
     int rc = check_settings(s, w);
     if (rc)
         return rc;
+    if (dls_jetstream_is_url(path))
+        return dls_st_jetstream(out, path, mode, false, s, w);
     struct stat st;
     if (stat(path, &st) < 0)
         return dls_st_fail(w, errno == ENOENT ? DLS_ERR_NOTFOUND : DLS_ERR_IO, 0,

@@ -72,7 +72,8 @@ typedef enum dls_medium_kind {
     DLS_MEDIUM_FILE = 0,
     DLS_MEDIUM_SEGMENTED,
     DLS_MEDIUM_RING,
-    DLS_MEDIUM_REDIS
+    DLS_MEDIUM_REDIS,
+    DLS_MEDIUM_JETSTREAM   /* include/daolease/jetstream.h */
 } dls_medium_kind;
 
 typedef enum dls_open_mode {

@@ -1,0 +1,29 @@
+/* daolease — the JetStream medium when the library is built without
+ * libnats: the API exists and refuses clearly. */
+#include "daolease/jetstream.h"
+
+static int unsupported(dls_medium **out, dls_where *w)
+{
+    if (out)
+        *out = NULL;
+    if (w)
+        w->reason = "built without NATS JetStream support (libnats not found at build time)";
+    return DLS_ERR_CONFIG;
+}
+
+int dls_jetstream_create(dls_medium **out, const char *url, const dls_jetstream_settings *s,
+                         dls_where *w)
+{
+    (void)url;
+    (void)s;
+    return unsupported(out, w);
+}
+
+int dls_jetstream_open(dls_medium **out, const char *url, dls_open_mode mode,
+                       const dls_jetstream_settings *s, dls_where *w)
+{
+    (void)url;
+    (void)mode;
+    (void)s;
+    return unsupported(out, w);
+}
