@@ -326,8 +326,10 @@ static int on_record(jr_state *st, const dls_record *rec)
         return bad(st, "a journal record not signed by the grantor");
     switch (dls_mark_classify(a.fact.p, a.fact.n)) {
     case DLS_MARK_REC_MARK:
+        j->ck_next = st->position + 1; /* checkpoint.c: journal_next */
         return on_mark(st, a.fact.p, a.fact.n);
     case DLS_MARK_REC_LEASE:
+        j->ck_next = st->position + 1;
         return on_lease_record(st, a.fact.p, a.fact.n);
     default: {
         /* A map the grantor signed that is neither a mark nor a lease fact
@@ -359,7 +361,8 @@ static int replay_journal(jr_state *st)
 {
     dls_judge *j = st->j;
     dls_cursor *c;
-    if (dls_cursor_new(&c, j->journal, 0))
+    /* From a loaded checkpoint: its journal_next (checkpoint.c). */
+    if (dls_cursor_new(&c, j->journal, j->ck_loaded ? j->ck_next : 0))
         return DLS_ERR_NOMEM;
     int rc = 0;
     for (bool more = true; more && !rc;) {
@@ -423,6 +426,8 @@ static void finish(jr_state *st)
     if (st->any_lost)
         lost_evidence(st);
     j->last_pass = st->pass;
+    j->ck_pass = st->pass;
+    j->ck_now = st->now;
     if (strcmp(st->basis, j->basis) == 0) {
         j->prev_now = st->now;
         j->prev_valid = true;
@@ -445,6 +450,18 @@ int jr_replay(dls_judge *j, uint64_t *starts, dls_where *w)
     st.broken = calloc(j->nmedia ? j->nmedia : 1, sizeof *st.broken);
     st.from = calloc(j->nmedia ? j->nmedia : 1, sizeof *st.from);
     int rc = st.cursors && st.broken && st.from ? make_verifier(&st) : DLS_ERR_NOMEM;
+    if (!rc && j->ck_loaded) { /* checkpoint.c: its pass is the last mark */
+        st.have_mark = st.applied = true;
+        st.pass = j->ck_pass;
+        st.now = j->ck_now;
+        st.basis = malloc(strlen(j->ck_basis) + 1);
+        if (!st.basis)
+            rc = DLS_ERR_NOMEM;
+        else
+            memcpy(st.basis, j->ck_basis, strlen(j->ck_basis) + 1);
+        for (size_t i = 0; i < j->nmedia; i++)
+            st.from[i] = starts[i];
+    }
     j->replaying = true;
     if (!rc)
         rc = replay_journal(&st);
