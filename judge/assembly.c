@@ -400,6 +400,7 @@ void dls_judge_del(dls_judge *j)
     free(j->scratch);
     free(j->from_marks);
     free(j->ck_basis);
+    free(j->ck_runs);
     free(j->grantor_name);
     free(j->basis);
     free(j);

@@ -104,8 +104,10 @@ static int write_header(dls_judge *j, ck_out *o)
         msgpack_pack_array(&b.pk, 3);
         dls_pk_bin(&b, m->id, DLS_MEDIUM_ID_LEN);
         dls_pk_uint(&b, jm_position(m));
-        /* The failing run's start is kept as nil: docs/checkpoints.md. */
-        msgpack_pack_nil(&b.pk);
+        /* The failing run's first reading (ns), nil when none: see
+         * docs/checkpoints.md (judge.md names a pass; the ledger needs
+         * the reading to continue the run). */
+        pk_ns_or_nil(&b, m->in_run, m->fail_since);
     }
     return ck_emit(o, &b);
 }
@@ -617,12 +619,20 @@ static int load_header(dls_judge *j, const dls_ckpt_rec *r, uint64_t *starts)
     j->ck_next = r->journal_next;
     j->highest = r->highest;
     j->last_pass = r->pass;
+    j->ck_runs = malloc((j->nmedia ? j->nmedia : 1) * sizeof *j->ck_runs);
+    if (!j->ck_runs)
+        return DLS_ERR_NOMEM;
+    for (size_t i = 0; i < j->nmedia; i++)
+        j->ck_runs[i] = UINT64_MAX;
     size_t off = 0;
     dls_ckpt_medium m;
     while (dls_ckpt_next_medium(r, &off, &m)) {
         uint16_t mi = medium_of(j, m.id);
-        if (mi != JL_NO_MEDIUM)
-            starts[mi] = m.drained;
+        if (mi == JL_NO_MEDIUM)
+            continue;
+        starts[mi] = m.drained;
+        if (m.has_run)
+            j->ck_runs[mi] = m.run_start;
     }
     return 0;
 }

@@ -433,6 +433,11 @@ static int restart_leases(dls_judge *j)
         if (rc)
             return rc;
     }
+    /* A medium's run of failing passes continues across a restart whose
+     * mark says kept (replay rebuilt it); a mark without kept starts runs
+     * afresh, as the audit reads it. */
+    for (size_t m = 0; !j->kept && m < j->nmedia; m++)
+        j->media[m].in_run = false;
     return 0;
 }
 

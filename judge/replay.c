@@ -50,6 +50,9 @@ typedef struct jr_state {
     bool restart;            /* the current mark is a restart after the first */
     bool kept;               /* ... that kept recovered observations (rev 4) */
     bool rebase;             /* ... on another reading basis */
+    bool *run;               /* per medium: failing in an unbroken run of passes */
+    uint64_t *run_since;     /*   the now of the run's first pass */
+    uint64_t *run_last;      /*   the run's last pass */
     uint64_t position;       /* journal position being replayed */
 } jr_state;
 
@@ -150,6 +153,29 @@ static void replay_restart(jr_state *st)
     }
 }
 
+/* judge.md step 2 and Restart (rev 4): a medium's unbroken run of failing
+ * passes (listed in errors) continues across a restart that kept
+ * observations — rebuilt here from the marks — and starts afresh at a
+ * revision-3 restart (restarted without kept) or a basis change, as the
+ * audit reads it. */
+static void failing_runs(jr_state *st)
+{
+    dls_judge *j = st->j;
+    for (size_t i = 0; i < j->nmedia; i++) {
+        if (!listed(&st->errors, j->media[i].id)) {
+            st->run[i] = false;
+            continue;
+        }
+        bool goes_on = st->run[i] && st->run_last[i] + 1 == st->pass && !st->rebase &&
+                       (!st->restart || st->kept);
+        if (!goes_on) {
+            st->run[i] = true;
+            st->run_since[i] = st->now;
+        }
+        st->run_last[i] = st->pass;
+    }
+}
+
 /* Applies the current mark: what its restart did, its media up to the
  * drained positions, then its due list. */
 static int apply_mark(jr_state *st)
@@ -158,6 +184,7 @@ static int apply_mark(jr_state *st)
     st->applied = true;
     if (st->restart)
         replay_restart(st);
+    failing_runs(st);
     for (size_t i = 0; i < st->drained.n; i++) {
         const dls_mark_pos *d = &JVEC_AT(st->drained, dls_mark_pos, i);
         uint16_t mi = medium_index_at(j, d->medium, i);
@@ -431,6 +458,11 @@ static void finish(jr_state *st)
     if (strcmp(st->basis, j->basis) == 0) {
         j->prev_now = st->now;
         j->prev_valid = true;
+        for (size_t i = 0; i < j->nmedia; i++) /* the run goes on at the next pass */
+            if (st->run[i] && st->run_last[i] == st->pass) {
+                j->media[i].in_run = true;
+                j->media[i].fail_since = st->run_since[i];
+            }
     } else {
         j->basis_changed = true;
     }
@@ -448,8 +480,14 @@ int jr_replay(dls_judge *j, uint64_t *starts, dls_where *w)
     j->res = &scratch;
     st.cursors = calloc(j->nmedia ? j->nmedia : 1, sizeof *st.cursors);
     st.broken = calloc(j->nmedia ? j->nmedia : 1, sizeof *st.broken);
-    st.from = calloc(j->nmedia ? j->nmedia : 1, sizeof *st.from);
-    int rc = st.cursors && st.broken && st.from ? make_verifier(&st) : DLS_ERR_NOMEM;
+    size_t nm = j->nmedia ? j->nmedia : 1;
+    st.from = calloc(nm, sizeof *st.from);
+    st.run = calloc(nm, sizeof *st.run);
+    st.run_since = calloc(nm, sizeof *st.run_since);
+    st.run_last = calloc(nm, sizeof *st.run_last);
+    int rc = st.cursors && st.broken && st.from && st.run && st.run_since && st.run_last
+                 ? make_verifier(&st)
+                 : DLS_ERR_NOMEM;
     if (!rc && j->ck_loaded) { /* checkpoint.c: its pass is the last mark */
         st.have_mark = st.applied = true;
         st.pass = j->ck_pass;
@@ -459,8 +497,14 @@ int jr_replay(dls_judge *j, uint64_t *starts, dls_where *w)
             rc = DLS_ERR_NOMEM;
         else
             memcpy(st.basis, j->ck_basis, strlen(j->ck_basis) + 1);
-        for (size_t i = 0; i < j->nmedia; i++)
+        for (size_t i = 0; i < j->nmedia; i++) {
             st.from[i] = starts[i];
+            if (j->ck_runs && j->ck_runs[i] != UINT64_MAX) { /* a failing run goes on */
+                st.run[i] = true;
+                st.run_last[i] = j->ck_pass;
+                st.run_since[i] = j->ck_runs[i];
+            }
+        }
     }
     j->replaying = true;
     if (!rc)
@@ -475,6 +519,9 @@ int jr_replay(dls_judge *j, uint64_t *starts, dls_where *w)
     free(st.cursors);
     free(st.broken);
     free(st.from);
+    free(st.run);
+    free(st.run_since);
+    free(st.run_last);
     free(st.basis);
     jvec_free(&st.drained);
     jvec_free(&st.due);

@@ -3658,6 +3658,41 @@ static void test_restart_error_at_resume_waits_from_resumed(void **state)
     h_fini(&h);
 }
 
+/* judge.md Restart (rev 4): "a medium's unbroken run of failing passes
+ * continues across a restart (rebuilt from the marks' errors)" — the
+ * bounded suspension of silence judgement counts from the run's first
+ * pass, not from the restart, so a broken medium and a restarting judge
+ * cannot freeze reclamation together. */
+static void test_restart_failing_run_continues(void **state)
+{
+    (void)state;
+    harness h;
+    h_init(&h, 1, 1);
+    fault *f = h_fault_medium(&h, 0);
+    h_open(&h);
+    h_propose(&h, 0, 0, "job/f", "p", 0);
+    assert_int_equal(h_at(&h, SEC).granted, 1); /* last observation 1 s */
+    f->read_error = true;
+    assert_int_equal(h_at(&h, 2 * SEC).transport_errors, 1); /* the run starts at 2 s */
+    assert_int_equal(h_at(&h, 3 * SEC).transport_errors, 1);
+    h_restart(&h);
+    dls_judge_pass_result r = h_at(&h, 4 * SEC);
+    assert_int_equal(r.transport_errors, 1);
+    assert_int_equal(r.newly_due, 0);
+    /* failing where the judge resumed it: unknown, resumed at 4 s, so
+     * silence also waits until now − 4 s > 3 s */
+    assert_int_equal(lease_info(&h, 1).resumed, 4 * SEC);
+    r = h_at(&h, 7 * SEC);
+    assert_int_equal(r.newly_due, 0);
+    r = h_at(&h, 7 * SEC + 1);
+    /* and the suspension ended 3.25 s after the run's first pass (2 s):
+     * judged on the evidence read before the failure — a run restarted at
+     * the restart would hold it until 7.25 s */
+    assert_int_equal(r.transport_errors, 1);
+    assert_int_equal(r.lapsed[DLS_CAUSE_SILENCE], 1);
+    h_fini(&h);
+}
+
 /* Appends a grantor-signed restarted mark (revision 3 when !kept) whose
  * drained list names medium 0 at `pos`. */
 static void append_restart_mark(harness *h, uint64_t pass, uint64_t now, uint64_t pos, bool kept)
@@ -3964,6 +3999,7 @@ int main(void)
         cmocka_unit_test(test_restart_does_not_rearm_silence),
         cmocka_unit_test(test_restart_gap_at_resume_waits_from_resumed),
         cmocka_unit_test(test_restart_error_at_resume_waits_from_resumed),
+        cmocka_unit_test(test_restart_failing_run_continues),
         cmocka_unit_test(test_restart_replays_rev3_restart_with_old_rule),
         cmocka_unit_test(test_restart_lost_ledger_floor_and_from),
         cmocka_unit_test(test_restart_refuses_journal_shorter_than_evidence),

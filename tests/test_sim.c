@@ -588,8 +588,8 @@ static void oracle_media(omark *mk)
 {
     for (int m = 0; m < NM; m++) {
         medium_log *ml = &W.log[m];
-        if (mk->restarted)
-            ml->failing = false;
+        if (mk->restarted && !mk->kept)
+            ml->failing = false; /* judge.md Restart rev 4: a kept restart continues the run */
         if (mk->error[m]) {
             if (!ml->failing || ml->fail_pass + 1 != mk->pass)
                 ml->fail_since = W.now;
