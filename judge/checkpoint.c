@@ -857,3 +857,56 @@ int jc_restart(dls_judge *j, const dls_judge_settings *s, uint64_t *starts, dls_
     dls_resolver_del(verify);
     return rc;
 }
+
+/* ---- retention ---------------------------------------------------------------- */
+
+int dls_checkpoint_prune(const char *dir, size_t keep, size_t *deleted, uint64_t *oldest_kept,
+                         dls_where *w)
+{
+    if (deleted)
+        *deleted = 0;
+    if (oldest_kept)
+        *oldest_kept = 0;
+    if (!dir)
+        return DLS_ERR_INVAL;
+    if (keep < 2) {
+        if (w)
+            w->reason = "keep at least two checkpoints";
+        return DLS_ERR_CONFIG;
+    }
+    jvec list = {0};
+    int rc = list_dir(dir, &list);
+    size_t dl = strlen(dir);
+    char *path = malloc(dl + 40);
+    if (!path)
+        rc = DLS_ERR_NOMEM;
+    for (size_t i = 0; !rc && i < list.n; i++) {
+        uint64_t n = JVEC_AT(list, uint64_t, i);
+        sprintf(path, "%s/%020llu.dls", dir, (unsigned long long)n);
+        if (i < keep) {
+            if (oldest_kept)
+                *oldest_kept = n;
+            continue;
+        }
+        if (unlink(path) != 0 && errno != ENOENT)
+            rc = io_fail(w, errno, "an old checkpoint cannot be deleted");
+        else if (deleted)
+            (*deleted)++;
+    }
+    /* leftovers of interrupted writes (never committed) */
+    DIR *d = rc ? NULL : opendir(dir);
+    struct dirent *e;
+    while (d && (e = readdir(d)) != NULL) {
+        size_t l = strlen(e->d_name);
+        if (l == 28 && strcmp(e->d_name + 20, ".dls.tmp") == 0) {
+            snprintf(path, dl + 40, "%s/%s", dir, e->d_name);
+            if (unlink(path) == 0 && deleted)
+                (*deleted)++;
+        }
+    }
+    if (d)
+        closedir(d);
+    free(path);
+    jvec_free(&list);
+    return rc;
+}

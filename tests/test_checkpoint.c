@@ -20,7 +20,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <sodium.h>
@@ -942,6 +944,218 @@ static void test_checkpoint_states(void **state)
     h_fini(&h);
 }
 
+
+/* ---- kill -9 while writing checkpoints (issue 17 item 5) ------------------------------------ */
+
+typedef struct kworld {
+    char dir[256], journal[300], medium[300], ckdir[300], lock[300];
+    dls_secret *grantor, *holder;
+    dls_keyring *kr;
+    dls_medium *j, *m, *tick;
+    dls_resolver *mr, *tr;
+    dls_judge_settings s;
+    dls_judge_tick_source ts;
+    dls_judge_medium jm;
+    dls_judge *judge;
+    uint64_t seq;
+} kworld;
+
+static int k_reclaim(void *u, dls_bytes subject, uint64_t lease, dls_cause cause, bool commit)
+{
+    (void)u, (void)subject, (void)lease, (void)cause, (void)commit;
+    return DLS_RECLAIM_DONE;
+}
+
+/* Opens (creating on the first round) the journal and the medium, and
+ * starts a judge restarting from checkpoints or not. 0 or the error. */
+static int k_open(kworld *k, bool from_checkpoint)
+{
+    uint8_t seed[32];
+    memset(seed, 7, sizeof seed);
+    if (dls_secret_from_seed(&k->grantor, "arbiter", DLS_KEY_ED25519, seed))
+        return -1;
+    memset(seed, 0x41, sizeof seed);
+    if (dls_secret_from_seed(&k->holder, "holder-1", DLS_KEY_ED25519, seed) ||
+        dls_keyring_new(&k->kr) ||
+        dls_keyring_add(k->kr, (const uint8_t *)"holder-1", 8, DLS_KEY_ED25519,
+                        dls_secret_public(k->holder)))
+        return -1;
+    dls_medium_settings ms;
+    dls_medium_settings_default(&ms);
+    bool fresh = access(k->journal, F_OK) != 0;
+    int rc = fresh ? dls_medium_create(&k->j, DLS_MEDIUM_FILE, k->journal, &ms, NULL)
+                   : dls_medium_open(&k->j, k->journal, DLS_OPEN_APPEND, &ms, NULL);
+    if (rc)
+        return rc;
+    ms.sync = DLS_SYNC_NONE; /* a process kill keeps the page cache */
+    rc = fresh ? dls_medium_create(&k->m, DLS_MEDIUM_FILE, k->medium, &ms, NULL)
+               : dls_medium_open(&k->m, k->medium, DLS_OPEN_APPEND, &ms, NULL);
+    if (rc)
+        return rc;
+    dls_medium_settings rs;
+    dls_medium_settings_default(&rs);
+    if (dls_ring_new(&k->tick, &rs) ||
+        dls_resolver_new_medium(&k->tr, dls_medium_id(k->tick), "ticker", NULL) ||
+        dls_resolver_new_signed(&k->mr, dls_medium_id(k->m), k->kr))
+        return -1;
+    k->jm = (dls_judge_medium){k->m, k->mr};
+    dls_judge_settings_default(&k->s);
+    k->s.grantor = k->grantor;
+    k->s.journal = k->j;
+    k->ts = (dls_judge_tick_source){k->tick, k->tr, "ticker", "kill-basis", 0};
+    k->s.ticks = &k->ts;
+    k->s.nticks = 1;
+    k->s.media = &k->jm;
+    k->s.nmedia = 1;
+    k->s.tolerance_ns = 250 * MS;
+    k->s.cadence_ns = 1000 * MS;
+    dls_duration_make(&k->s.default_duration, DLS_UNIT_H, 1);
+    k->s.checkpoint_dir = from_checkpoint ? k->ckdir : NULL;
+    dls_judge_callbacks cb = {.reclaim = k_reclaim};
+    return dls_judge_new(&k->judge, &k->s, &cb, NULL, NULL);
+}
+
+static void k_close(kworld *k)
+{
+    dls_judge_del(k->judge);
+    dls_resolver_del(k->mr);
+    dls_resolver_del(k->tr);
+    dls_medium_del(k->tick);
+    dls_medium_del(k->m);
+    dls_medium_del(k->j);
+    dls_keyring_del(k->kr);
+    dls_secret_del(k->grantor);
+    dls_secret_del(k->holder);
+    k->judge = NULL;
+    k->mr = k->tr = NULL;
+    k->tick = k->m = k->j = NULL;
+    k->kr = NULL;
+    k->grantor = k->holder = NULL;
+}
+
+static void k_propose(kworld *k, uint64_t n)
+{
+    char subj[32], prop[32];
+    snprintf(subj, sizeof subj, "s-%016llu", (unsigned long long)n);
+    snprintf(prop, sizeof prop, "p-%llu", (unsigned long long)n);
+    val sv = str_val(subj), pv = str_val(prop);
+    dls_fact f;
+    /* proposal seqs must rise across rounds: n rises with the medium */
+    dls_fact_proposal(&f, (dls_bytes){pv.b, pv.n}, (dls_bytes){sv.b, sv.n}, n);
+    append_fact(k->m, &f, k->holder);
+}
+
+/* The child: passes and checkpoints in a loop until killed. */
+static void k_child(kworld *k, uint64_t base, uint64_t first_batch, int ready)
+{
+    if (k_open(k, true))
+        _exit(3);
+    uint64_t n = base, now = 1000 * MS + base * MS;
+    for (uint64_t i = 0; i < first_batch; i++)
+        k_propose(k, ++n);
+    for (;;) {
+        k_propose(k, ++n);
+        dls_fact f;
+        dls_duration d;
+        dls_duration_make(&d, DLS_UNIT_NS, now += MS);
+        dls_fact_tick(&f, d);
+        append_fact(k->tick, &f, NULL);
+        dls_judge_pass_result r;
+        if (dls_judge_pass(k->judge, &r))
+            _exit(4);
+        int rc = dls_judge_checkpoint(k->judge, k->ckdir, NULL, NULL);
+        if (rc && rc != DLS_ERR_STATE)
+            _exit(5);
+        if (ready >= 0) { /* the first checkpoint is committed */
+            if (write(ready, "r", 1) != 1)
+                _exit(6);
+            close(ready);
+            ready = -1;
+        }
+    }
+}
+
+static size_t k_snap(kworld *k, snap *out)
+{
+    harness h;
+    memset(&h, 0, sizeof h);
+    h.j = k->judge;
+    take(&h, out);
+    return out->live;
+}
+
+static void kill_rounds(unsigned rounds)
+{
+    kworld k;
+    memset(&k, 0, sizeof k);
+    char *d = make_tmpdir();
+    snprintf(k.dir, sizeof k.dir, "%s", d);
+    snprintf(k.journal, sizeof k.journal, "%s/journal.dls", d);
+    snprintf(k.medium, sizeof k.medium, "%s/medium.dls", d);
+    snprintf(k.ckdir, sizeof k.ckdir, "%s/journal.dls.ckpt", d);
+    unsigned torn = 0, uncommitted = 0;
+    uint64_t seed = 0x1234;
+    uint64_t base = 0;
+    for (unsigned round = 0; round < rounds; round++) {
+        int pfd[2];
+        assert_int_equal(pipe(pfd), 0);
+        pid_t pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+            close(pfd[0]);
+            k_child(&k, base, round == 0 ? 4000 : 0, pfd[1]);
+        }
+        close(pfd[1]);
+        char c;
+        assert_int_equal(read(pfd[0], &c, 1), 1);
+        close(pfd[0]);
+        seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+        usleep((useconds_t)((seed >> 33) % 60000));
+        kill(pid, SIGKILL);
+        int st;
+        assert_int_equal(waitpid(pid, &st, 0), pid);
+        assert_true(WIFSIGNALED(st)); /* it was still running: not an early exit */
+        /* what the kill left: a .tmp (torn write) or a newest .dls whose
+         * commit is missing (counted by whether restart skips it) */
+        char cmd[600];
+        snprintf(cmd, sizeof cmd, "ls %s/*.tmp >/dev/null 2>&1", k.ckdir);
+        torn += system(cmd) == 0;
+        /* judge.md rev 4, Checkpoints: the next restart is correct — the
+         * ledger from the newest committed checkpoint equals full replay */
+        assert_int_equal(k_open(&k, true), 0);
+        snap a, b;
+        k_snap(&k, &a);
+        uint64_t ck = dls_judge_last_pass(k.judge);
+        k_close(&k);
+        assert_int_equal(k_open(&k, false), 0);
+        k_snap(&k, &b);
+        same(&a, &b);
+        assert_true(a.live >= 1);
+        base = a.highest + 1000; /* proposals above anything used */
+        (void)ck;
+        snap_free(&a);
+        snap_free(&b);
+        k_close(&k);
+    }
+    (void)uncommitted;
+    fprintf(stderr, "kill rounds %u, killed with a torn checkpoint write %u\n", rounds, torn);
+    rm_rf(d);
+    free(d);
+}
+
+/* judge.md rev 4, Checkpoints ("a checkpoint without that record ... does
+ * not exist"); issue 17 item 5: kill -9 the judge at random moments while
+ * it passes and checkpoints in a loop (DLS_CKPT_KILLS rounds, default 4;
+ * scripts/kill_checkpoint.sh runs hundreds): every restart from the
+ * checkpoints gives the ledger full replay gives. */
+static void test_kill_while_checkpointing(void **state)
+{
+    (void)state;
+    const char *e = getenv("DLS_CKPT_KILLS");
+    unsigned rounds = e ? (unsigned)strtoul(e, NULL, 10) : 4;
+    kill_rounds(rounds ? rounds : 1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -954,6 +1168,11 @@ int main(void)
         cmocka_unit_test(test_restart_ignores_digest_mismatch),
         cmocka_unit_test(test_restart_refuses_without_history),
         cmocka_unit_test(test_restart_media_evicted_before_checkpoint),
+        cmocka_unit_test(test_kill_while_checkpointing),
     };
+    if (getenv("DLS_CKPT_ONLY_KILL")) { /* scripts/kill_checkpoint.sh */
+        const struct CMUnitTest only[] = {cmocka_unit_test(test_kill_while_checkpointing)};
+        return cmocka_run_group_tests(only, NULL, NULL);
+    }
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -49,6 +49,15 @@ typedef struct dls_judge_checkpoint_info {
 DLS_EXPORT int dls_judge_checkpoint(dls_judge *j, const char *dir,
                                     dls_judge_checkpoint_info *info, dls_where *w);
 
+/* Retention (judge.md rev 4, Checkpoints, Retention): deletes the
+ * checkpoints in `dir` older than the newest `keep` (at least 2) and any
+ * leftover `.tmp` file of an interrupted write. *deleted (optional) counts
+ * the files removed; *oldest_kept (optional) is the pass of the oldest
+ * checkpoint kept (0: none). Errors: DLS_ERR_CONFIG (keep < 2), DLS_ERR_IO
+ * (w->sys_errno), DLS_ERR_NOMEM. A folder that does not exist holds none. */
+DLS_EXPORT int dls_checkpoint_prune(const char *dir, size_t keep, size_t *deleted,
+                                    uint64_t *oldest_kept, dls_where *w);
+
 /* ---- reading one record (the fuzz target, dump, audit) -------------------- */
 
 typedef enum dls_ckpt_kind {
