@@ -332,7 +332,7 @@ static int write_file(const char *dir, const char *tmp, const char *final, ck_ou
     unlink(tmp); /* a torn attempt left by a crash: never committed */
     dls_medium_settings ms;
     dls_medium_settings_default(&ms);
-    ms.sync = DLS_SYNC_DATA;
+    ms.sync = DLS_SYNC_NONE; /* one fsync of the whole file below */
     ms.exclusive = true;
     dls_medium *m;
     int rc = dls_medium_create(&m, DLS_MEDIUM_FILE, tmp, &ms, w);
@@ -356,6 +356,13 @@ static int write_file(const char *dir, const char *tmp, const char *final, ck_ou
     }
     free(recs);
     dls_medium_del(m);
+    if (!rc) { /* durable before it is renamed into place and committed */
+        int fd = open(tmp, O_RDONLY | O_CLOEXEC);
+        if (fd < 0 || fdatasync(fd) != 0)
+            rc = io_fail(w, errno, "the checkpoint cannot be synced");
+        if (fd >= 0)
+            close(fd);
+    }
     struct stat stt;
     if (!rc && stat(tmp, &stt) == 0)
         *bytes = (uint64_t)stt.st_size;
@@ -514,8 +521,9 @@ static int list_dir(const char *dir, jvec *v)
     return rc;
 }
 
-/* Reads the checkpoint file: its digest, record count and header; every
- * record must decode. 0 when usable so far. */
+/* Reads the checkpoint file: its digest, record count and header (the
+ * other records are decoded when loaded, once the digest matched). 0 when
+ * usable so far. */
 static int scan_file(dls_medium *m, uint8_t *digest, uint64_t *records, dls_ckpt_rec *hdr,
                      uint8_t *jid)
 {
@@ -535,23 +543,22 @@ static int scan_file(dls_medium *m, uint8_t *digest, uint64_t *records, dls_ckpt
             rc = DLS_ERR_CORRUPT;
             break;
         }
-        dls_ckpt_rec cr;
-        if (dls_ckpt_decode(rec.p, rec.n, &cr, NULL) ||
-            (count == 0) != (cr.kind == DLS_CKPT_HEADER)) {
-            rc = DLS_ERR_RECORD;
-            break;
-        }
-        uint8_t le[4] = {(uint8_t)rec.n, (uint8_t)(rec.n >> 8), (uint8_t)(rec.n >> 16),
-                         (uint8_t)(rec.n >> 24)};
-        crypto_generichash_update(&h, le, 4);
-        crypto_generichash_update(&h, rec.p, rec.n);
         if (count == 0) {
+            dls_ckpt_rec cr;
+            if (dls_ckpt_decode(rec.p, rec.n, &cr, NULL) || cr.kind != DLS_CKPT_HEADER) {
+                rc = DLS_ERR_RECORD;
+                break;
+            }
             *hdr = cr;
             memcpy(jid, cr.journal, DLS_MEDIUM_ID_LEN);
             hdr->basis.p = NULL; /* borrowed: only the numbers are used here */
             hdr->media = NULL;
             hdr->journal = NULL;
         }
+        uint8_t le[4] = {(uint8_t)rec.n, (uint8_t)(rec.n >> 8), (uint8_t)(rec.n >> 16),
+                         (uint8_t)(rec.n >> 24)};
+        crypto_generichash_update(&h, le, 4);
+        crypto_generichash_update(&h, rec.p, rec.n);
         count++;
     }
     dls_cursor_del(c);
@@ -646,8 +653,9 @@ static int load_lease(dls_judge *j, const dls_ckpt_rec *r)
         rc = jl_party_get(j, r->holder.p, r->holder.n, &t.holder);
     if (rc)
         return rc;
-    if (r->id == 0 || jl_lease_find(j, r->id) != JNIL)
+    if (r->id <= j->ck_last_id) /* ascending ids: no duplicate */
         return DLS_ERR_RECORD;
+    j->ck_last_id = r->id;
     t.id = r->id;
     t.mode = r->mode;
     t.duration_ns = r->duration.ns;
@@ -767,6 +775,7 @@ static int load_file(dls_judge *j, dls_medium *m, uint64_t *starts)
     if (dls_cursor_new(&c, m, 0))
         return DLS_ERR_NOMEM;
     int rc = 0;
+    uint64_t n = 0;
     for (bool more = true; more && !rc;) {
         dls_record rec;
         if (dls_cursor_next(c, &rec, NULL) != DLS_NEXT_OK)
@@ -774,6 +783,10 @@ static int load_file(dls_judge *j, dls_medium *m, uint64_t *starts)
         dls_ckpt_rec r;
         if ((rc = dls_ckpt_decode(rec.p, rec.n, &r, NULL)) != 0)
             break;
+        if ((r.kind == DLS_CKPT_HEADER) != (n++ == 0)) {
+            rc = DLS_ERR_RECORD;
+            break;
+        }
         switch (r.kind) {
         case DLS_CKPT_HEADER:
             rc = load_header(j, &r, starts);

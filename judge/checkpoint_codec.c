@@ -13,29 +13,39 @@
  * d duration, D duration|nil, s str, b bin, i bin 16, I bin 16|nil,
  * m mode str, B bool, c cause str|nil, p proposal id (any scalar)|nil,
  * a media array, r arrival [4 uints]. */
+enum ck_field {
+    F_PASS, F_NOW, F_BASIS, F_JOURNAL, F_JNEXT, F_HIGHEST, F_MEDIA, F_LEASE, F_SUBJECT,
+    F_HOLDER, F_MODE, F_MEDIUM, F_DURATION, F_MAX, F_START, F_LAST, F_RESUMED, F_SEQ,
+    F_RELEASED, F_COMMIT, F_PENDING, F_PROPOSAL, F_BOUND, F_ARRIVAL, F_UNTIL
+};
+
 typedef struct ck_key {
     const char *name;
+    uint8_t len;
     char kind;
+    uint8_t field;
 } ck_key;
 
+#define K(name, kind, field) {name, sizeof(name) - 1, kind, field}
+
 static const ck_key K_HEADER[] = {
-    {"dao.ckpt/pass", 'u'},    {"dao.ckpt/now", 'd'},          {"dao.ckpt/basis", 's'},
-    {"dao.ckpt/journal", 'i'}, {"dao.ckpt/journal_next", 'u'}, {"dao.ckpt/highest", 'u'},
-    {"dao.ckpt/media", 'a'},   {NULL, 0}};
+    K("dao.ckpt/pass", 'u', F_PASS),    K("dao.ckpt/now", 'd', F_NOW),          K("dao.ckpt/basis", 's', F_BASIS),
+    K("dao.ckpt/journal", 'i', F_JOURNAL), K("dao.ckpt/journal_next", 'u', F_JNEXT), K("dao.ckpt/highest", 'u', F_HIGHEST),
+    K("dao.ckpt/media", 'a', F_MEDIA),   {NULL, 0, 0, 0}};
 static const ck_key K_LEASE[] = {
-    {"dao.ckpt/lease", 'u'},    {"dao.ckpt/subject", 'b'},  {"dao.ckpt/holder", 's'},
-    {"dao.ckpt/mode", 'm'},     {"dao.ckpt/medium", 'I'},   {"dao.ckpt/duration", 'd'},
-    {"dao.ckpt/max", 'D'},      {"dao.ckpt/start", 'n'},    {"dao.ckpt/last", 'n'},
-    {"dao.ckpt/resumed", 'N'},  {"dao.ckpt/seq", 'u'},      {"dao.ckpt/released", 'B'},
-    {"dao.ckpt/commit", 'B'},   {"dao.ckpt/pending", 'c'},  {"dao.ckpt/proposal", 'p'},
-    {NULL, 0}};
+    K("dao.ckpt/lease", 'u', F_LEASE),    K("dao.ckpt/subject", 'b', F_SUBJECT),  K("dao.ckpt/holder", 's', F_HOLDER),
+    K("dao.ckpt/mode", 'm', F_MODE),     K("dao.ckpt/medium", 'I', F_MEDIUM),   K("dao.ckpt/duration", 'd', F_DURATION),
+    K("dao.ckpt/max", 'D', F_MAX),      K("dao.ckpt/start", 'n', F_START),    K("dao.ckpt/last", 'n', F_LAST),
+    K("dao.ckpt/resumed", 'N', F_RESUMED),  K("dao.ckpt/seq", 'u', F_SEQ),      K("dao.ckpt/released", 'B', F_RELEASED),
+    K("dao.ckpt/commit", 'B', F_COMMIT),   K("dao.ckpt/pending", 'c', F_PENDING),  K("dao.ckpt/proposal", 'p', F_PROPOSAL),
+    {NULL, 0, 0, 0}};
 static const ck_key K_WAITER[] = {
-    {"dao.ckpt/waiter", 'p'},   {"dao.ckpt/subject", 'b'},  {"dao.ckpt/holder", 's'},
-    {"dao.ckpt/medium", 'i'},   {"dao.ckpt/mode", 'm'},     {"dao.ckpt/duration", 'D'},
-    {"dao.ckpt/bound", 'n'},    {"dao.ckpt/arrival", 'r'},  {NULL, 0}};
-static const ck_key K_DELAY[] = {{"dao.ckpt/delay", 'b'}, {"dao.ckpt/until", 'n'}, {NULL, 0}};
+    K("dao.ckpt/waiter", 'p', F_PROPOSAL),   K("dao.ckpt/subject", 'b', F_SUBJECT),  K("dao.ckpt/holder", 's', F_HOLDER),
+    K("dao.ckpt/medium", 'i', F_MEDIUM),   K("dao.ckpt/mode", 'm', F_MODE),     K("dao.ckpt/duration", 'D', F_DURATION),
+    K("dao.ckpt/bound", 'n', F_BOUND),    K("dao.ckpt/arrival", 'r', F_ARRIVAL),  {NULL, 0, 0, 0}};
+static const ck_key K_DELAY[] = {K("dao.ckpt/delay", 'b', F_SUBJECT), K("dao.ckpt/until", 'n', F_UNTIL), {NULL, 0, 0, 0}};
 static const ck_key K_AUTHOR[] = {
-    {"dao.ckpt/author", 's'}, {"dao.ckpt/medium", 'i'}, {"dao.ckpt/seq", 'u'}, {NULL, 0}};
+    K("dao.ckpt/author", 's', F_HOLDER), K("dao.ckpt/medium", 'i', F_MEDIUM), K("dao.ckpt/seq", 'u', F_SEQ), {NULL, 0, 0, 0}};
 
 static int bad(dls_where *w, size_t off, const char *reason)
 {
@@ -61,7 +71,7 @@ static int read_value(const uint8_t *p, size_t n, size_t off, const ck_key *key,
     dls_mp_item it;
     if (dls_mp_read(p, n, off, &it))
         return bad(w, off, "a malformed value in a checkpoint record");
-    const char *name = key->name + 9; /* after "dao.ckpt/" */
+    int field = key->field;
     char kind = key->kind;
     bool nil = it.type == DLS_MP_NIL;
     if (nil && strchr("UNDIcp", kind)) {
@@ -78,27 +88,18 @@ static int read_value(const uint8_t *p, size_t n, size_t off, const ck_key *key,
         uint64_t v = it.v.u;
         if ((kind == 'n' || kind == 'N') && v > DLS_NS_MAX)
             return bad(w, off, "a reading above 2^63-1 ns in a checkpoint");
-        if (!strcmp(name, "pass"))
-            r->pass = v;
-        else if (!strcmp(name, "journal_next"))
-            r->journal_next = v;
-        else if (!strcmp(name, "highest"))
-            r->highest = v;
-        else if (!strcmp(name, "lease"))
-            r->id = v;
-        else if (!strcmp(name, "start"))
-            r->start = v;
-        else if (!strcmp(name, "last"))
-            r->last = v;
-        else if (!strcmp(name, "resumed")) {
-            r->has_resumed = true;
-            r->resumed = v;
-        } else if (!strcmp(name, "seq"))
-            r->seq = v;
-        else if (!strcmp(name, "bound"))
-            r->bound = v;
-        else if (!strcmp(name, "until"))
-            r->until = v;
+        switch (field) {
+        case F_PASS: r->pass = v; break;
+        case F_JNEXT: r->journal_next = v; break;
+        case F_HIGHEST: r->highest = v; break;
+        case F_LEASE: r->id = v; break;
+        case F_START: r->start = v; break;
+        case F_LAST: r->last = v; break;
+        case F_RESUMED: r->has_resumed = true; r->resumed = v; break;
+        case F_SEQ: r->seq = v; break;
+        case F_BOUND: r->bound = v; break;
+        default: r->until = v; break;
+        }
         *end = it.end;
         return 0;
     }
@@ -111,9 +112,9 @@ static int read_value(const uint8_t *p, size_t n, size_t off, const ck_key *key,
         if (it.type != DLS_MP_MAP || dls_duration_read(p, n, off, 0, &d, &at, &why) ||
             dls_mp_skip(p, n, off, 2, &e, NULL))
             return bad(w, off, "a malformed duration in a checkpoint");
-        if (!strcmp(name, "now"))
+        if (field == F_NOW)
             r->now_ns = d.ns;
-        else if (!strcmp(name, "max")) {
+        else if (field == F_MAX) {
             r->has_max = true;
             r->max = d;
         } else {
@@ -141,9 +142,9 @@ static int read_value(const uint8_t *p, size_t n, size_t off, const ck_key *key,
             r->pending = dls_cause_from(it.data, it.len);
             if (r->pending == DLS_CAUSE_NONE)
                 return bad(w, off, "an unknown cause in a checkpoint");
-        } else if (!strcmp(name, "basis")) {
+        } else if (field == F_BASIS) {
             r->basis = v;
-        } else if (!strcmp(name, "holder") || !strcmp(name, "author")) {
+        } else if (field == F_HOLDER) {
             if (v.n == 0 || v.n > DLS_ID_MAX)
                 return bad(w, off, "a party name outside 1-64 bytes in a checkpoint");
             r->holder = v;
@@ -159,7 +160,7 @@ static int read_value(const uint8_t *p, size_t n, size_t off, const ck_key *key,
     case 'I':
         if (it.type != DLS_MP_BIN || it.len != 16)
             return bad(w, off, "a medium id that is not bin 16 in a checkpoint");
-        if (!strcmp(name, "journal"))
+        if (field == F_JOURNAL)
             r->journal = it.data;
         else
             r->medium = it.data;
@@ -168,7 +169,7 @@ static int read_value(const uint8_t *p, size_t n, size_t off, const ck_key *key,
     case 'B':
         if (it.type != DLS_MP_BOOL)
             return bad(w, off, "a checkpoint value that should be a bool");
-        if (!strcmp(name, "released"))
+        if (field == F_RELEASED)
             r->released = it.v.b;
         else
             r->commit = it.v.b;
@@ -262,7 +263,7 @@ int dls_ckpt_decode(const uint8_t *p, size_t n, dls_ckpt_rec *r, dls_where *w)
         return bad(w, 0, "a checkpoint record with missing or extra keys");
     size_t off = m.end;
     for (size_t i = 0; keys[i].name; i++) {
-        if (dls_mp_read(p, n, off, &k) || !dls_mp_str_is(&k, keys[i].name))
+        if (dls_mp_read(p, n, off, &k) || !dls_mp_str_eq(&k, keys[i].name, keys[i].len))
             return bad(w, off, "a checkpoint record's keys out of judge.md's order");
         int rc = read_value(p, n, k.end, &keys[i], r, &off, w);
         if (rc)

@@ -327,6 +327,7 @@ struct dls_judge {
     uint64_t ck_written;    /* pass of the last checkpoint this judge wrote */
     bool ck_loaded;         /* ledger loaded from a checkpoint: replay from ck_next */
     char *ck_basis;         /* the loaded checkpoint's basis */
+    uint64_t ck_last_id;    /* loading: the last lease id read */
     uint64_t *ck_runs;      /* nmedia: the loaded failing runs' first now, or
                                UINT64_MAX (none) */
 };
