@@ -401,6 +401,7 @@ void dls_judge_del(dls_judge *j)
     free(j->from_marks);
     free(j->ck_basis);
     free(j->ck_runs);
+    dls_cursor_del(j->ck_cursor);
     free(j->grantor_name);
     free(j->basis);
     free(j);

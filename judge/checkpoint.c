@@ -521,60 +521,38 @@ static int list_dir(const char *dir, jvec *v)
     return rc;
 }
 
-/* Reads the checkpoint file: its digest, record count and header (the
- * other records are decoded when loaded, once the digest matched). 0 when
- * usable so far. */
-static int scan_file(dls_medium *m, uint8_t *digest, uint64_t *records, dls_ckpt_rec *hdr,
-                     uint8_t *jid)
+/* Reads the checkpoint file's header record. 0 when it is one. */
+static int read_header(dls_medium *m, dls_ckpt_rec *hdr, uint8_t *jid)
 {
     dls_cursor *c;
     if (dls_cursor_new(&c, m, 0))
         return DLS_ERR_NOMEM;
-    crypto_generichash_state h;
-    crypto_generichash_init(&h, NULL, 0, DLS_CKPT_DIGEST_LEN);
-    uint64_t count = 0;
-    int rc = 0;
-    for (;;) {
-        dls_record rec;
-        dls_next r = dls_cursor_next(c, &rec, NULL);
-        if (r == DLS_NEXT_BLOCKED || r == DLS_NEXT_END)
-            break;
-        if (r != DLS_NEXT_OK) {
-            rc = DLS_ERR_CORRUPT;
-            break;
-        }
-        if (count == 0) {
-            dls_ckpt_rec cr;
-            if (dls_ckpt_decode(rec.p, rec.n, &cr, NULL) || cr.kind != DLS_CKPT_HEADER) {
-                rc = DLS_ERR_RECORD;
-                break;
-            }
-            *hdr = cr;
-            memcpy(jid, cr.journal, DLS_MEDIUM_ID_LEN);
-            hdr->basis.p = NULL; /* borrowed: only the numbers are used here */
-            hdr->media = NULL;
-            hdr->journal = NULL;
-        }
-        uint8_t le[4] = {(uint8_t)rec.n, (uint8_t)(rec.n >> 8), (uint8_t)(rec.n >> 16),
-                         (uint8_t)(rec.n >> 24)};
-        crypto_generichash_update(&h, le, 4);
-        crypto_generichash_update(&h, rec.p, rec.n);
-        count++;
+    dls_record rec;
+    int rc = DLS_ERR_RECORD;
+    if (dls_cursor_next(c, &rec, NULL) == DLS_NEXT_OK &&
+        dls_ckpt_decode(rec.p, rec.n, hdr, NULL) == 0 && hdr->kind == DLS_CKPT_HEADER) {
+        memcpy(jid, hdr->journal, DLS_MEDIUM_ID_LEN);
+        hdr->basis.p = NULL; /* borrowed: only the numbers are used */
+        hdr->media = NULL;
+        hdr->journal = NULL;
+        rc = 0;
     }
     dls_cursor_del(c);
-    crypto_generichash_final(&h, digest, DLS_CKPT_DIGEST_LEN);
-    *records = count;
-    return rc ? rc : (count ? 0 : DLS_ERR_RECORD);
+    return rc;
 }
 
-/* Looks for checkpoint n's commit record on the journal from `from` on. */
+/* *handoff: the cursor just after the commit when nothing but other
+ * commit records lies between `from` and it (replay may go on from there
+ * instead of walking to `from` again), else NULL. */
 static int find_commit(dls_judge *j, dls_resolver *verify, uint64_t from, uint64_t n,
-                       uint8_t *digest, uint64_t *records)
+                       uint8_t *digest, uint64_t *records, dls_cursor **handoff)
 {
     dls_cursor *c;
+    *handoff = NULL;
     if (dls_cursor_new(&c, j->journal, from))
         return DLS_ERR_NOMEM;
     int found = 0;
+    bool only_commits = true;
     for (;;) {
         dls_record rec;
         if (dls_cursor_next(c, &rec, NULL) != DLS_NEXT_OK)
@@ -585,12 +563,19 @@ static int find_commit(dls_judge *j, dls_resolver *verify, uint64_t from, uint64
             memcmp(a.author.p, j->grantor_name, j->grantor_len) != 0)
             continue;
         uint64_t pn;
-        if (dls_ckpt_commit_decode(a.fact.p, a.fact.n, &pn, digest, records) && pn == n) {
-            found = 1;
-            break;
+        if (dls_ckpt_commit_decode(a.fact.p, a.fact.n, &pn, digest, records)) {
+            if (pn == n) {
+                found = 1;
+                break;
+            }
+            continue;
         }
+        only_commits = false;
     }
-    dls_cursor_del(c);
+    if (found && only_commits)
+        *handoff = c;
+    else
+        dls_cursor_del(c);
     return found;
 }
 
@@ -769,17 +754,27 @@ static int load_author(dls_judge *j, const dls_ckpt_rec *r)
     return rc ? rc : jl_pseq_set(j, party, mi, r->seq);
 }
 
-static int load_file(dls_judge *j, dls_medium *m, uint64_t *starts)
+/* Loads the checkpoint in one read, hashing as it goes (the caller
+ * compares the digest and count with the commit record's and resets the
+ * ledger when they differ). */
+static int load_file(dls_judge *j, dls_medium *m, uint64_t *starts, uint8_t *digest,
+                     uint64_t *records)
 {
     dls_cursor *c;
     if (dls_cursor_new(&c, m, 0))
         return DLS_ERR_NOMEM;
+    crypto_generichash_state h;
+    crypto_generichash_init(&h, NULL, 0, DLS_CKPT_DIGEST_LEN);
     int rc = 0;
     uint64_t n = 0;
-    for (bool more = true; more && !rc;) {
+    for (;;) {
         dls_record rec;
         if (dls_cursor_next(c, &rec, NULL) != DLS_NEXT_OK)
             break;
+        uint8_t le[4] = {(uint8_t)rec.n, (uint8_t)(rec.n >> 8), (uint8_t)(rec.n >> 16),
+                         (uint8_t)(rec.n >> 24)};
+        crypto_generichash_update(&h, le, 4);
+        crypto_generichash_update(&h, rec.p, rec.n);
         dls_ckpt_rec r;
         if ((rc = dls_ckpt_decode(rec.p, rec.n, &r, NULL)) != 0)
             break;
@@ -804,11 +799,35 @@ static int load_file(dls_judge *j, dls_medium *m, uint64_t *starts)
             rc = load_author(j, &r);
             break;
         }
+        if (rc)
+            break;
     }
     dls_cursor_del(c);
+    crypto_generichash_final(&h, digest, DLS_CKPT_DIGEST_LEN);
+    *records = n;
     if (!rc)
         rc = index_props(j);
     return rc;
+}
+
+/* Undoes a load whose digest did not match (or that failed part way). */
+static void reset(dls_judge *j, uint64_t *starts)
+{
+    jl_ledger_free(j);
+    j->live = j->nwaiting = j->subject_bytes = 0;
+    j->highest = j->last_pass = j->arrival = 0;
+    jl_ledger_init(j);
+    for (size_t i = 0; i < j->props.n; i++)
+        jl_prop_free(&JVEC_AT(j->props, jl_prop, i));
+    j->props.n = 0;
+    jtab_free(&j->prop_index);
+    free(j->ck_basis);
+    free(j->ck_runs);
+    j->ck_basis = NULL;
+    j->ck_runs = NULL;
+    j->ck_last_id = j->ck_pass = j->ck_now = j->ck_next = 0;
+    for (size_t i = 0; i < j->nmedia; i++)
+        starts[i] = 0;
 }
 
 static int make_verifier(dls_judge *j, dls_resolver **out)
@@ -848,21 +867,30 @@ int jc_restart(dls_judge *j, const dls_judge_settings *s, uint64_t *starts, dls_
         dls_ckpt_rec hdr;
         memset(&hdr, 0, sizeof hdr);
         uint8_t jid[DLS_MEDIUM_ID_LEN];
-        int fr = scan_file(m, got, &nrec, &hdr, jid);
+        /* the header first: where its commit record must be */
+        int fr = read_header(m, &hdr, jid);
         if (fr == DLS_ERR_NOMEM)
             rc = fr;
-        if (!fr && hdr.pass == n && memcmp(jid, j->journal_id, DLS_MEDIUM_ID_LEN) == 0) {
-            int found = find_commit(j, verify, hdr.journal_next, n, want, &wrec);
-            if (found < 0)
-                rc = found;
-            else if (found && wrec == nrec && sodium_memcmp(got, want, sizeof got) == 0) {
-                rc = load_file(j, m, starts);
-                if (!rc) {
-                    j->ck_loaded = true;
-                    j->replayed = true;
-                }
+        dls_cursor *handoff = NULL;
+        int found = 0;
+        if (!fr && hdr.pass == n && memcmp(jid, j->journal_id, DLS_MEDIUM_ID_LEN) == 0)
+            found = find_commit(j, verify, hdr.journal_next, n, want, &wrec, &handoff);
+        if (found < 0)
+            rc = found;
+        if (found > 0) {
+            int lr = load_file(j, m, starts, got, &nrec);
+            if (lr == DLS_ERR_NOMEM)
+                rc = lr;
+            if (!lr && nrec == wrec && sodium_memcmp(got, want, sizeof got) == 0) {
+                j->ck_loaded = true;
+                j->replayed = true;
+                j->ck_cursor = handoff;
+                handoff = NULL;
+            } else {
+                reset(j, starts); /* a torn or different file: not this one */
             }
         }
+        dls_cursor_del(handoff);
         dls_medium_del(m);
     }
     free(path);

@@ -328,6 +328,8 @@ struct dls_judge {
     bool ck_loaded;         /* ledger loaded from a checkpoint: replay from ck_next */
     char *ck_basis;         /* the loaded checkpoint's basis */
     uint64_t ck_last_id;    /* loading: the last lease id read */
+    dls_cursor *ck_cursor;  /* the journal just after the commit record (replay
+                               goes on from there), or NULL */
     uint64_t *ck_runs;      /* nmedia: the loaded failing runs' first now, or
                                UINT64_MAX (none) */
 };

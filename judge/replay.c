@@ -388,9 +388,14 @@ static int replay_journal(jr_state *st)
 {
     dls_judge *j = st->j;
     dls_cursor *c;
-    /* From a loaded checkpoint: its journal_next (checkpoint.c). */
-    if (dls_cursor_new(&c, j->journal, j->ck_loaded ? j->ck_next : 0))
+    /* From a loaded checkpoint: its journal_next, or just after its commit
+     * record when only commit records lie between (checkpoint.c). */
+    if (j->ck_cursor) {
+        c = j->ck_cursor;
+        j->ck_cursor = NULL;
+    } else if (dls_cursor_new(&c, j->journal, j->ck_loaded ? j->ck_next : 0)) {
         return DLS_ERR_NOMEM;
+    }
     int rc = 0;
     for (bool more = true; more && !rc;) {
         dls_record rec;
