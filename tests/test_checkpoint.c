@@ -28,6 +28,7 @@
 #include <sodium.h>
 
 #include "daolease/attrib.h"
+#include "daolease/audit.h"
 #include "daolease/checkpoint.h"
 #include "daolease/fact.h"
 #include "daolease/judge.h"
@@ -1207,6 +1208,154 @@ static void test_cli_checkpoint_every(void **state)
     free(d);
 }
 
+/* ---- the audit checks checkpoints (issue 17 item 4) -------------------------------------------- */
+
+static const dls_audit_summary *audit_with(harness *h, dls_audit **a, const char *ckdir)
+{
+    dls_audit_settings set;
+    dls_audit_settings_default(&set);
+    set.checkpoints = ckdir;
+    dls_audit_medium am[MAXM];
+    for (size_t i = 0; i < h->nmedia; i++)
+        am[i] = (dls_audit_medium){h->media[i], NULL};
+    dls_keyring *kr; /* the holders' and the grantor's keys */
+    assert_int_equal(dls_keyring_new(&kr), 0);
+    assert_int_equal(dls_keyring_add(kr, (const uint8_t *)"arbiter", 7, DLS_KEY_ED25519,
+                                     dls_secret_public(h->grantor)),
+                     0);
+    for (size_t i = 0; i < MAXH && h->holders[i]; i++) {
+        const char *name = dls_secret_name(h->holders[i]);
+        assert_int_equal(dls_keyring_add(kr, (const uint8_t *)name, strlen(name),
+                                         DLS_KEY_ED25519, dls_secret_public(h->holders[i])),
+                         0);
+    }
+    dls_where w = {0};
+    int rc = dls_audit_run(a, &set, h->journal, "arbiter", kr, am, h->nmedia, &w);
+    dls_keyring_del(kr);
+    if (rc)
+        fprintf(stderr, "audit: %s (%s)\n", dls_strerror(rc), w.reason ? w.reason : "");
+    assert_int_equal(rc, 0);
+    return dls_audit_summary_of(*a);
+}
+
+static bool detail_has(const dls_audit_summary *s, const char *needle)
+{
+    for (size_t i = 0; i < s->n_failure_details; i++)
+        if (strstr(s->failure_details[i], needle))
+            return true;
+    return false;
+}
+
+/* Rewrites checkpoint `path` with the first lease record's seq changed
+ * (a well-formed file with other contents); answers its new digest. */
+static void plant_seq(const char *path, uint8_t digest[32], uint64_t *records)
+{
+    size_t n;
+    uint8_t *pl = payloads(path, &n);
+    static const uint8_t key[] = "\xac" "dao.ckpt/seq";
+    bool done = false;
+    for (size_t off = 0; off < n && !done;) {
+        uint32_t l;
+        memcpy(&l, pl + off, 4);
+        uint8_t *r = pl + off + 4;
+        bool lease = l > 16 && memcmp(r + 1, "\xae" "dao.ckpt/lease", 15) == 0;
+        for (size_t i = 0; lease && i + 13 < l; i++)
+            if (memcmp(r + i, key, 13) == 0 && r[i + 13] < 0x7f) {
+                r[i + 13]++;
+                done = true;
+                break;
+            }
+        off += 4 + l;
+    }
+    assert_true(done);
+    assert_int_equal(unlink(path), 0);
+    dls_medium *m;
+    assert_int_equal(dls_medium_create(&m, DLS_MEDIUM_FILE, path, NULL, NULL), 0);
+    *records = 0;
+    for (size_t off = 0; off < n;) {
+        uint32_t l;
+        memcpy(&l, pl + off, 4);
+        assert_int_equal(dls_medium_append(m, pl + off + 4, l, NULL, NULL), 0);
+        off += 4 + l;
+        ++*records;
+    }
+    dls_medium_del(m);
+    assert_int_equal(crypto_generichash(digest, 32, pl, n, NULL, 0), 0);
+    free(pl);
+}
+
+/* judge.md rev 4, Checkpoints, Audit: with the full history the audit
+ * recomputes the state at each checkpoint and compares; a clean run's
+ * checkpoints all agree; a planted file whose digest is not the commit's
+ * is a `journal` failure; a checkpoint committed with a matching digest
+ * but a lease's counted seq changed is a `journal` failure (the
+ * recomputation, not only the digest, catches it). */
+static void test_audit_checks_checkpoints(void **state)
+{
+    (void)state;
+    harness h;
+    h_init(&h, 2, NHOLD);
+    h_open(&h);
+    rng = 0xfeedbeef;
+    h_tick(&h, 1000 * MS);
+    h_pass(&h);
+    unsigned written = 0;
+    dls_judge_checkpoint_info info;
+    for (int i = 1; i <= 60; i++) {
+        step(&h);
+        if (i % 7 == 0) {
+            checkpoint(&h, &info);
+            written += info.records > 0;
+        }
+    }
+    checkpoint(&h, &info);
+    written += info.records > 0;
+    assert_true(dls_judge_live(h.j) > 0);
+    h_close_judge(&h);
+
+    dls_audit *a;
+    const dls_audit_summary *s = audit_with(&h, &a, h.ckpt_dir);
+    assert_int_equal(s->checkpoints_checked, written);
+    assert_int_equal(s->checkpoints_mismatch, 0);
+    assert_int_equal(dls_audit_exit_status(a), 0);
+    dls_audit_del(a);
+
+    /* a planted checkpoint, then a commit record made for it */
+    char path[512];
+    ckpt_path(&h, info.pass, path, sizeof path);
+    uint8_t digest[32];
+    uint64_t records;
+    plant_seq(path, digest, &records);
+    uint8_t fact[128], env[512];
+    size_t fn = 0, en = 0;
+    {
+        /* {"dao.judge/checkpoint": n, "dao.judge/digest": bin 32, "dao.judge/records": r} */
+        uint8_t *p = fact;
+        *p++ = 0x83;
+        *p++ = 0xb4; memcpy(p, "dao.judge/checkpoint", 20); p += 20;
+        *p++ = 0xcf; for (int k = 7; k >= 0; k--) *p++ = (uint8_t)(info.pass >> (8 * k));
+        *p++ = 0xb0; memcpy(p, "dao.judge/digest", 16); p += 16;
+        *p++ = 0xc4; *p++ = 32; memcpy(p, digest, 32); p += 32;
+        *p++ = 0xb1; memcpy(p, "dao.judge/records", 17); p += 17;
+        *p++ = 0xcf; for (int k = 7; k >= 0; k--) *p++ = (uint8_t)(records >> (8 * k));
+        fn = (size_t)(p - fact);
+    }
+    uint64_t pn = 0, rn = 0;
+    assert_int_equal(dls_ckpt_commit_decode(fact, fn, &pn, NULL, &rn), 1);
+    assert_int_equal(pn, info.pass);
+    assert_int_equal(dls_envelope_seal(h.grantor, dls_medium_id(h.journal), fact, fn, env,
+                                       sizeof env, &en),
+                     0);
+    assert_int_equal(dls_medium_append(h.journal, env, en, NULL, NULL), 0);
+    s = audit_with(&h, &a, h.ckpt_dir);
+    assert_int_equal(dls_audit_exit_status(a), 1);
+    assert_int_equal(s->checkpoints_mismatch, 2); /* the first commit: digest; the second: seq */
+    assert_true(detail_has(s, "its digest or record count"));
+    assert_true(detail_has(s, "last counted seq"));
+    dls_audit_del(a);
+    h_fini(&h);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1221,6 +1370,7 @@ int main(void)
         cmocka_unit_test(test_restart_media_evicted_before_checkpoint),
         cmocka_unit_test(test_kill_while_checkpointing),
         cmocka_unit_test(test_cli_checkpoint_every),
+        cmocka_unit_test(test_audit_checks_checkpoints),
     };
     if (getenv("DLS_CKPT_ONLY_KILL")) { /* scripts/kill_checkpoint.sh */
         const struct CMUnitTest only[] = {cmocka_unit_test(test_kill_while_checkpointing)};
