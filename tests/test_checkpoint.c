@@ -34,6 +34,7 @@
 #include "daolease/judge.h"
 #include "daolease/medium_impl.h"
 #include "daolease/stream.h"
+#include "judge/internal.h" /* a lease's evidence flag (same()) */
 
 #define MS 1000000ull
 #define MAXM 4
@@ -175,7 +176,7 @@ static void h_init(harness *h, size_t nmedia, size_t nholders)
                      0);
     h->nmedia = nmedia;
     for (size_t i = 0; i < nmedia; i++) {
-        h->media[i] = ring_with_id((uint8_t)(0x10 + i), 4096);
+        h->media[i] = ring_with_id((uint8_t)(0x10 + i), 65536);
         assert_int_equal(dls_resolver_new_signed(&h->res[i], dls_medium_id(h->media[i]), h->kr),
                          0);
         h->jm[i] = (dls_judge_medium){h->media[i], h->res[i]};
@@ -462,6 +463,7 @@ static void step(harness *h)
 
 typedef struct lsnap {
     bool present;
+    bool unknown_flag;      /* JL_UNKNOWN: `resumed` means something */
     dls_judge_lease_info i;
     uint8_t subject[80], holder[80];
 } lsnap;
@@ -486,6 +488,8 @@ static void take(harness *h, snap *s)
         if (dls_judge_lease(h->j, id, &x->i) != 0)
             continue;
         x->present = true;
+        uint32_t ix = jl_lease_find(h->j, id);
+        x->unknown_flag = ix != JNIL && (jl_lease_at(h->j, ix)->flags & JL_UNKNOWN);
         assert_true(x->i.subject.n <= sizeof x->subject);
         assert_true(x->i.holder.n <= sizeof x->holder);
         memcpy(x->subject, x->i.subject.p, x->i.subject.n);
@@ -523,7 +527,11 @@ static void same(const snap *a, const snap *b)
         assert_int_equal(x->i.commit, y->i.commit);
         assert_int_equal(x->i.ended, y->i.ended);
         assert_int_equal(x->i.evidence, y->i.evidence);
-        assert_int_equal(x->i.resumed, y->i.resumed);
+        /* the resumed reading matters only while evidence is unknown (a
+         * renewal clears it and leaves the old value in the field) */
+        assert_int_equal(x->unknown_flag, y->unknown_flag);
+        if (x->unknown_flag)
+            assert_int_equal(x->i.resumed, y->i.resumed);
         assert_int_equal(x->i.pending, y->i.pending);
         assert_int_equal(x->i.cause, y->i.cause);
     }
@@ -685,22 +693,143 @@ static void test_checkpoint_record_order(void **state)
     h_fini(&h);
 }
 
+/* ---- a medium that can answer transport-error (from test_judge.c) ------------------------ */
+
+typedef struct fault {
+    dls_medium *inner;
+    bool read_error;
+    bool append_error;
+    long fail_at;      /* the append batch (0-based) that fails; -1: none */
+    long batches;
+} fault;
+
+typedef struct fault_cursor {
+    fault *f;
+    dls_cursor *c;
+} fault_cursor;
+
+static int fault_batch(void *impl, const uint8_t *const *recs, const size_t *lens, size_t count,
+                       uint64_t *first, dls_where *w)
+{
+    fault *f = impl;
+    if (f->append_error || f->batches++ == f->fail_at)
+        return DLS_ERR_IO;
+    return dls_medium_append_batch(f->inner, recs, lens, count, first, w);
+}
+
+static int fault_cursor_new(void *impl, uint64_t from, void **out)
+{
+    fault_cursor *c = calloc(1, sizeof *c);
+    if (!c)
+        return DLS_ERR_NOMEM;
+    c->f = impl;
+    if (dls_cursor_new(&c->c, c->f->inner, from)) {
+        free(c);
+        return DLS_ERR_NOMEM;
+    }
+    *out = c;
+    return 0;
+}
+
+static dls_next fault_next(void *cimpl, dls_record *rec, dls_where *w)
+{
+    fault_cursor *c = cimpl;
+    if (c->f->read_error) {
+        if (w)
+            w->reason = "injected transport error";
+        return DLS_NEXT_ERROR;
+    }
+    return dls_cursor_next(c->c, rec, w);
+}
+
+static void fault_cursor_del(void *cimpl)
+{
+    fault_cursor *c = cimpl;
+    dls_cursor_del(c->c);
+    free(c);
+}
+
+static void fault_del(void *impl)
+{
+    fault *f = impl;
+    dls_medium_del(f->inner);
+    free(f);
+}
+
+static const dls_medium_ops fault_ops = {
+    .kind_name = "fault",
+    .append_batch = fault_batch,
+    .cursor_new = fault_cursor_new,
+    .cursor_next = fault_next,
+    .cursor_del = fault_cursor_del,
+    .del = fault_del,
+};
+
+/* A fault medium over a fresh ring with id tag, declaring kind/retention/sync. */
+static dls_medium *fault_medium(uint8_t tag, dls_medium_kind kind, dls_retention ret,
+                                dls_sync sync, const char *name, fault **out)
+{
+    fault *f = calloc(1, sizeof *f);
+    assert_non_null(f);
+    f->fail_at = -1;
+    f->inner = ring_with_id(tag, 65536);
+    dls_medium_info info;
+    memset(&info, 0, sizeof info);
+    info.kind = kind;
+    info.retention = ret;
+    info.sync = sync;
+    info.mode = DLS_OPEN_APPEND;
+    memcpy(info.id, dls_medium_id(f->inner), 16);
+    info.name = name;
+    if (kind == DLS_MEDIUM_FILE && strchr(name, '/')) {
+        /* a file journal is locked through its path (judge.md Assembly rev 4) */
+        int fd = open(name, O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
+        assert_true(fd >= 0);
+        close(fd);
+    }
+    dls_medium *m;
+    assert_int_equal(dls_medium_wrap(&m, &fault_ops, f, &info), 0);
+    if (out)
+        *out = f;
+    return m;
+}
+
+/* Replaces lease-fact medium i of a harness (before h_open) by a fault medium. */
+static fault *h_fault_medium(harness *h, size_t i)
+{
+    fault *f;
+    dls_resolver_del(h->res[i]);
+    dls_medium_del(h->media[i]);
+    h->media[i] = fault_medium((uint8_t)(0x10 + i), DLS_MEDIUM_RING, DLS_RETAIN_EVICT_OLDEST,
+                               DLS_SYNC_DATA, "fault", &f);
+    assert_int_equal(dls_resolver_new_signed(&h->res[i], dls_medium_id(h->media[i]), h->kr), 0);
+    h->jm[i] = (dls_judge_medium){h->media[i], h->res[i]};
+    return f;
+}
+
 /* judge.md rev 4, Checkpoints, Restart; issue 17 item 2: restart from the
  * newest committed checkpoint reads the journal from its journal_next
  * (never from 0), and gives the ledger full replay gives, field by field,
- * at many points of a random run (checkpoints every 7 passes). */
-static void test_restart_checkpoint_equals_full_replay(void **state)
+ * at many points of a random run (checkpoints every 7 passes). With
+ * `faults`, medium 1 answers transport-error for 3 passes in every 20
+ * (failing runs continue across restarts: judge.md step 2) and lock-delays
+ * are on. */
+static void equivalence_run(bool faults)
 {
-    (void)state;
     harness h;
     h_init(&h, 2, NHOLD);
+    fault *f = faults ? h_fault_medium(&h, 1) : NULL;
+    if (faults)
+        h.s.lock_delay_ns = 1500 * MS;
     h_open(&h);
-    rng = 0x9e3779b97f4a7c15ull;
+    rng = faults ? 0x0123456789abcdefull : 0x9e3779b97f4a7c15ull;
     h_tick(&h, 1000 * MS);
     h_pass(&h);
     uint64_t next_expected = 0;
     int compared = 0;
     for (int i = 1; i <= 300; i++) {
+        if (f)
+            f->read_error = i % 20 >= 17;
         step(&h);
         if (i % 7 == 0) {
             dls_judge_checkpoint_info info;
@@ -708,6 +837,8 @@ static void test_restart_checkpoint_equals_full_replay(void **state)
             next_expected = info.journal_next;
         }
         if (i % 23 == 0 && next_expected) {
+            if (f) /* both restarts read the media whole */
+                f->read_error = false;
             restart(&h, true);
             assert_true(h.jw->min_from >= next_expected); /* never from the start */
             snap a, b;
@@ -725,6 +856,18 @@ static void test_restart_checkpoint_equals_full_replay(void **state)
     }
     assert_true(compared >= 10);
     h_fini(&h);
+}
+
+static void test_restart_checkpoint_equals_full_replay(void **state)
+{
+    (void)state;
+    equivalence_run(false);
+}
+
+static void test_restart_checkpoint_equals_full_replay_failing_medium(void **state)
+{
+    (void)state;
+    equivalence_run(true);
 }
 
 /* Helper: a run with two checkpoints A (older) and B (newest); returns
@@ -1363,6 +1506,7 @@ int main(void)
         cmocka_unit_test(test_checkpoint_record_order),
         cmocka_unit_test(test_checkpoint_states),
         cmocka_unit_test(test_restart_checkpoint_equals_full_replay),
+        cmocka_unit_test(test_restart_checkpoint_equals_full_replay_failing_medium),
         cmocka_unit_test(test_restart_falls_back_on_torn_newest),
         cmocka_unit_test(test_restart_ignores_uncommitted),
         cmocka_unit_test(test_restart_ignores_digest_mismatch),
