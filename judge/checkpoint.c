@@ -202,10 +202,39 @@ static int subjects_where(dls_judge *j, jvec *v, bool delayed)
     return 0;
 }
 
+static int by_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* A waiter's rank among all waiters in drain order (0 first): the same
+ * whether the judge restarted from a checkpoint or by full replay, where
+ * the drain counter itself differs. */
+static uint64_t rank_of(const jvec *sorted, uint64_t arrival)
+{
+    size_t lo = 0, hi = sorted->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (JVEC_AT(*sorted, uint64_t, mid) < arrival)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 static int write_waiters_delays(dls_judge *j, ck_out *o)
 {
-    jvec v = {0};
+    jvec v = {0}, ranks = {0};
     int rc = subjects_where(j, &v, false);
+    for (size_t k = 0; k < v.n && !rc; k++) {
+        const jl_subject *s = jl_subject_at(j, JVEC_AT(v, uint32_t, k));
+        for (const jl_waiter *w = s->whead; w && !rc; w = w->next)
+            rc = jvec_push(&ranks, sizeof(uint64_t), &w->p.arrival);
+    }
+    if (!rc && ranks.n > 1)
+        qsort(ranks.p, ranks.n, sizeof(uint64_t), by_u64);
     for (size_t k = 0; k < v.n && !rc; k++) {
         const jl_subject *s = jl_subject_at(j, JVEC_AT(v, uint32_t, k));
         for (const jl_waiter *w = s->whead; w && !rc; w = w->next) {
@@ -233,12 +262,12 @@ static int write_waiters_delays(dls_judge *j, ck_out *o)
             dls_pk_uint(&b, w->bound);
             dls_pk_cstr(&b, "dao.ckpt/arrival");
             /* [pass, medium index, position, index]: the ledger keeps the
-             * drain order only; see docs/checkpoints.md. */
+             * drain order only: index is the rank in it (docs/checkpoints.md). */
             msgpack_pack_array(&b.pk, 4);
             dls_pk_uint(&b, 0);
             dls_pk_uint(&b, w->p.medium);
             dls_pk_uint(&b, 0);
-            dls_pk_uint(&b, w->p.arrival);
+            dls_pk_uint(&b, rank_of(&ranks, w->p.arrival));
             rc = ck_emit(o, &b);
         }
     }
@@ -257,6 +286,7 @@ static int write_waiters_delays(dls_judge *j, ck_out *o)
         rc = ck_emit(o, &b);
     }
     jvec_free(&v);
+    jvec_free(&ranks);
     return rc;
 }
 
@@ -696,7 +726,10 @@ static int load_waiter(dls_judge *j, const dls_ckpt_rec *r)
     p.medium = mi;
     p.plen = (uint8_t)r->proposal.n;
     memcpy(p.proposal, r->proposal.p, r->proposal.n);
-    p.has_mode = 1;
+    /* judge.md's waiter record always carries a mode: "exclusive" comes
+     * back as no mode asked (the default), so the grant is written as for
+     * the usual proposal that named none (docs/checkpoints.md). */
+    p.has_mode = r->mode == DLS_MODE_SHARED;
     p.mode = r->mode;
     p.has_ask = r->has_duration;
     p.ask = r->duration;
