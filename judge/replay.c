@@ -411,6 +411,13 @@ static int replay_journal(jr_state *st)
         case DLS_NEXT_END:
             rc = bad(st, "the journal is sealed");
             break;
+        case DLS_NEXT_GAP: /* judge.md rev 4, Checkpoints, Restart */
+            rc = bad(st, j->ck_loaded
+                             ? "the journal after the checkpoint cannot be read (evicted)"
+                             : "the journal is not retained from position 0 and no committed "
+                               "checkpoint matches it: refusing to start (a full replay would "
+                               "forget live leases)");
+            break;
         default:
             rc = bad(st, "the journal cannot be read (evicted or corrupt)");
             break;

@@ -1012,6 +1012,7 @@ static void test_restart_refuses_without_history(void **state)
     assert_int_equal(h_try_open(&h, &w), DLS_ERR_JOURNAL);
     assert_null(h.j);
     assert_non_null(w.reason);
+    assert_non_null(strstr(w.reason, "not retained from position 0"));
     /* and without the cut, full replay from position 0 is the fallback */
     h.jw->cut = 0;
     h_open(&h);
