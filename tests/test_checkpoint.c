@@ -1335,9 +1335,11 @@ static void test_cli_checkpoint_every(void **state)
            "printf '%%s' '{\"party\": \"a1\", \"key\": \"a1.secret\", \"keyring\": \"keyring\", "
            "\"grantor\": \"arbiter\", \"journal\": \"journal.dls\", \"medium\": \"a1.dls\", "
            "\"duration\": {\"s\": 1}}' > run.json", d), 0);
-    assert_int_equal(sh("cd %s && (%s judge --config judge.json --passes 60 > j1.out 2> j1.err &) "
-                        "&& sleep 0.5 && %s run --config run.json --subject s1 -- sleep 2 "
-                        "> run.out 2>&1; sleep 4", d, bin, bin), 0);
+    assert_int_equal(sh("cd %s && { %s judge --config judge.json --passes 60 > j1.out 2> j1.err & "
+                        "echo $! > j1.pid; } && sleep 0.5 && %s run --config run.json --subject s1 "
+                        "-- sleep 2 > run.out 2>&1; "
+                        "while kill -0 $(cat j1.pid) 2>/dev/null; do sleep 0.1; done",
+                        d, bin, bin), 0);
     /* two kept, no leftovers */
     assert_int_equal(sh("cd %s && test $(ls journal.dls.ckpt | grep -c '\\.dls$') -eq 2 && "
                         "! ls journal.dls.ckpt | grep -q tmp", d), 0);
