@@ -224,6 +224,9 @@ void au_set_incomplete(dls_audit *a, uint64_t pos, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 void au_forged_author(dls_audit *a, dls_bytes who);
 void au_journal_malformed(dls_audit *a);
+/* audit/checkpoint.c: a commit record's fact at `position`; true when it
+ * was one (and was checked when settings.checkpoints is set). */
+bool au_checkpoint_commit(dls_audit *a, const uint8_t *fact, size_t n, uint64_t position);
 void au_finish(dls_audit *a);
 
 /* apply.c: one record drained from a lease-fact medium */

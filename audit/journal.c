@@ -257,7 +257,7 @@ static void journal_record(dls_audit *a, journal_state *js, const dls_record *re
             au_journal_malformed(a);
             au_detail(a, "journal: position %" PRIu64 ": a record that is neither a mark nor a "
                       "lease fact", rec->position);
-        } else {
+        } else if (!au_checkpoint_commit(a, at.fact.p, at.fact.n, rec->position)) {
             a->sum.journal_ignored++;
         }
         return;

@@ -41,12 +41,14 @@ static void usage(FILE *to)
             "                     names the party of a medium whose bare facts are\n"
             "                     attributed by the medium itself\n"
             "  --json             JSON Lines: one line a lease, then a summary line\n"
-            "  --svg FILE         also draw the timeline picture into FILE\n\n"
+            "  --svg FILE         also draw the timeline picture into FILE\n"
+            "  --checkpoints DIR  check each committed checkpoint in DIR against the\n"
+            "                     replay (a difference is a journal failure)\n\n"
             "exit status: 0 no failure found, 1 a failure found, 2 usage, 3 could not audit\n");
 }
 
 typedef struct opts {
-    const char *journal, *grantor, *keyring, *svg;
+    const char *journal, *grantor, *keyring, *svg, *checkpoints;
     bool json;
     char **media;       /* argv entries, PATH or PATH=PARTY */
     size_t n_media;
@@ -88,6 +90,8 @@ static int parse_args(int argc, char **argv, opts *o)
             o->keyring = v;
         else if (!bad && (v = opt_value(argc, argv, &i, "--svg", &bad)))
             o->svg = v;
+        else if (!bad && (v = opt_value(argc, argv, &i, "--checkpoints", &bad)))
+            o->checkpoints = v; /* docs/checkpoints.md */
         else if (!bad && !strcmp(argv[i], "--json"))
             o->json = true;
         else if (!bad && !strncmp(argv[i], "--media", 7) &&
@@ -653,6 +657,7 @@ int dls_cmd_audit(int argc, char **argv)
     dls_audit_settings set;
     dls_audit_settings_default(&set);
     set.keep_renewal_points = o.svg != NULL;
+    set.checkpoints = o.checkpoints;
     rc = dls_audit_run(&a, &set, journal, o.grantor, kr, am, o.n_media, &w);
     if (rc) {
         switch (rc) {

@@ -20,6 +20,7 @@
 #include "cli/config.h"
 #include "cli/media.h"
 #include "cli/proc.h"
+#include "daolease/checkpoint.h"
 #include "daolease/judge.h"
 #include "cli/json/json.h"
 
@@ -65,6 +66,7 @@ struct judge_proc {
     dls_judge *judge;
     bool tty;
     const struct judge_opts *o;
+    char *ckdir;           /* checkpoints (docs/checkpoints.md); NULL: none */
 };
 
 static int on_reclaim(void *user, dls_bytes subject, uint64_t lease, dls_cause cause,
@@ -271,6 +273,56 @@ static int lost_ledger(struct judge_proc *p)
     return rc;
 }
 
+/* The checkpoint folder: "checkpoints", else <journal>.ckpt beside a
+ * local journal (docs/checkpoints.md). Restart always looks there. */
+static char *ck_folder(const dls_config *c)
+{
+    if (c->checkpoints)
+        return strdup(c->checkpoints);
+    if (strstr(c->journal, "://"))
+        return NULL;
+    char *d = malloc(strlen(c->journal) + 6);
+    if (d)
+        sprintf(d, "%s.ckpt", c->journal);
+    return d;
+}
+
+static uint64_t journal_bytes(const struct judge_proc *p)
+{
+    struct stat st;
+    return p->ckdir && stat(p->cfg.journal, &st) == 0 ? (uint64_t)st.st_size : 0;
+}
+
+/* "checkpoint_every": a checkpoint between passes every N passes or B
+ * bytes of journal, then the old ones pruned (keep_checkpoints). Only a
+ * failed commit append is fatal. */
+static int maybe_checkpoint(struct judge_proc *p, uint64_t *passes, uint64_t *bytes_at)
+{
+    if (!p->ckdir || (!p->cfg.checkpoint_passes && !p->cfg.checkpoint_bytes))
+        return 0;
+    uint64_t b = journal_bytes(p);
+    bool due = (p->cfg.checkpoint_passes && *passes >= p->cfg.checkpoint_passes) ||
+               (p->cfg.checkpoint_bytes && b >= *bytes_at + p->cfg.checkpoint_bytes);
+    if (!due)
+        return 0;
+    dls_where w = {0};
+    int rc = dls_judge_checkpoint(p->judge, p->ckdir, NULL, &w);
+    if (rc == DLS_ERR_STATE)
+        return 0; /* no pass mark yet */
+    *passes = 0;
+    *bytes_at = b;
+    if (rc) {
+        dls_cli_error("judge", "%s: checkpoint: %s", p->ckdir,
+                      w.reason ? w.reason : dls_strerror(rc));
+        return dls_err_is_fatal(rc) ? rc : 0;
+    }
+    rc = dls_checkpoint_prune(p->ckdir, (size_t)p->cfg.keep_checkpoints, NULL, NULL, &w);
+    if (rc)
+        dls_cli_error("judge", "%s: pruning checkpoints: %s", p->ckdir,
+                      w.reason ? w.reason : dls_strerror(rc));
+    return 0;
+}
+
 static int assemble(struct judge_proc *p)
 {
     int rc = dls_cli_load_keys("judge", p->cfg.key, p->cfg.keyring, &p->secret, &p->keyring);
@@ -291,6 +343,7 @@ static int assemble(struct judge_proc *p)
     s.lock_delay_ns = p->cfg.lock_delay.ns;
     s.lost_ledger = p->o->inventory != NULL;
     s.lease_floor = p->o->floor;
+    s.checkpoint_dir = p->ckdir = ck_folder(&p->cfg);
     dls_judge_callbacks cb = {.reclaim = on_reclaim};
     dls_where w = {0};
     rc = dls_judge_new(&p->judge, &s, &cb, p, &w);
@@ -322,6 +375,7 @@ static void teardown(struct judge_proc *p)
     dls_keyring_del(p->keyring);
     dls_secret_del(p->secret);
     dls_config_free(&p->cfg);
+    free(p->ckdir);
 }
 
 struct totals {
@@ -374,7 +428,7 @@ static void status(const struct judge_proc *p, const dls_judge_pass_result *r,
 static int loop(struct judge_proc *p, uint64_t max_passes)
 {
     struct totals t = {0};
-    uint64_t last_status = 0, passes = 0;
+    uint64_t last_status = 0, passes = 0, ck_passes = 0, ck_bytes = journal_bytes(p);
     bool first = true;
     while (!dls_cli_stop_requested()) {
         uint64_t now;
@@ -388,6 +442,12 @@ static int loop(struct judge_proc *p, uint64_t max_passes)
                 return DLS_EXIT_FAIL;
         }
         add(&t, &r);
+        ck_passes += r.has_now;
+        if (maybe_checkpoint(p, &ck_passes, &ck_bytes)) {
+            dls_cli_error("judge", "%s: the checkpoint's commit record was not appended",
+                          p->cfg.journal);
+            return DLS_EXIT_FAIL;
+        }
         if (first || dls_passed(last_status, now, SECOND - 1)) {
             status(p, &r, &t);
             last_status = now;

@@ -162,12 +162,49 @@ static int set_defaults(dls_config *c)
     rc |= dls_duration_make(&c->min_duration, DLS_UNIT_MS, 100);
     rc |= dls_duration_make(&c->max_duration, DLS_UNIT_H, 1);
     rc |= dls_duration_make(&c->grace, DLS_UNIT_S, 2);
+    c->keep_checkpoints = 2;
     return rc ? DLS_ERR_INVAL : 0;
+}
+
+/* "checkpoint_every": {"passes": N, "bytes": B} (either or both, > 0). */
+static int get_checkpoint_every(dls_config *c, json_t *v)
+{
+    const char *f = c->file, *k = "checkpoint_every";
+    if (!json_is_object(v) || json_object_size(v) == 0) {
+        err(f, k, "must be an object with \"passes\" and/or \"bytes\"");
+        return DLS_ERR_CONFIG;
+    }
+    const char *name;
+    json_t *x;
+    json_object_foreach(v, name, x) {
+        bool passes = !strcmp(name, "passes");
+        if (!passes && strcmp(name, "bytes")) {
+            err(f, k, "takes only \"passes\" and \"bytes\"");
+            return DLS_ERR_CONFIG;
+        }
+        if (!json_is_integer(x) || json_integer_value(x) <= 0) {
+            err(f, k, "passes and bytes must be positive integers");
+            return DLS_ERR_CONFIG;
+        }
+        *(passes ? &c->checkpoint_passes : &c->checkpoint_bytes) =
+            (uint64_t)json_integer_value(x);
+    }
+    return 0;
 }
 
 static int one_key(dls_config *c, const char *k, json_t *v)
 {
     const char *f = c->file;
+    if (!strcmp(k, "checkpoint_every")) return get_checkpoint_every(c, v);
+    if (!strcmp(k, "checkpoints")) return get_path(f, v, k, &c->checkpoints, 0);
+    if (!strcmp(k, "keep_checkpoints")) {
+        if (!json_is_integer(v) || json_integer_value(v) < 2) {
+            err(f, k, "must be an integer >= 2");
+            return DLS_ERR_CONFIG;
+        }
+        c->keep_checkpoints = (uint64_t)json_integer_value(v);
+        return 0;
+    }
     if (!strcmp(k, "party")) return get_name(f, v, k, &c->party);
     if (!strcmp(k, "grantor")) return get_name(f, v, k, &c->grantor);
     if (!strcmp(k, "key")) return get_path(f, v, k, &c->key, 1);
@@ -268,7 +305,7 @@ void dls_config_free(dls_config *c)
     }
     free(c->media);
     char **s[] = {&c->file, &c->party, &c->key, &c->keyring, &c->grantor,
-                  &c->journal, &c->medium, &c->ticks, &c->sync};
+                  &c->journal, &c->medium, &c->ticks, &c->sync, &c->checkpoints};
     for (size_t i = 0; i < sizeof s / sizeof s[0]; i++) {
         free(*s[i]);
         *s[i] = NULL;

@@ -42,6 +42,11 @@ typedef struct dls_config {
     dls_duration grace;        /* run: SIGTERM → SIGKILL grace, default 2 s */
     bool create_medium;        /* run: create `medium` when missing (default false) */
     bool create_journal;       /* judge: create `journal` when missing (default false) */
+    /* judge: checkpoints (docs/checkpoints.md) */
+    uint64_t checkpoint_passes;  /* "checkpoint_every": {"passes": N}; 0 = not by passes */
+    uint64_t checkpoint_bytes;   /* "checkpoint_every": {"bytes": B}; 0 = not by bytes */
+    char *checkpoints;           /* "checkpoints": folder (default <journal>.ckpt) */
+    uint64_t keep_checkpoints;   /* "keep_checkpoints": >= 2 (default 2) */
 } dls_config;
 
 /* Loads and validates `path`. `need` lists the keys the caller requires

@@ -353,6 +353,8 @@ int dls_judge_new(dls_judge **out, const dls_judge_settings *s, const dls_judge_
     rc = starts ? copy_assembly(j, s) : DLS_ERR_NOMEM;
     if (!rc)
         rc = take_lock(j, s, w);
+    if (!rc && s->checkpoint_dir)
+        rc = jc_restart(j, s, starts, w);
     if (!rc)
         rc = jr_replay(j, starts, w);
     if (!rc && !j->replayed && s->lost_ledger)
@@ -405,6 +407,9 @@ void dls_judge_del(dls_judge *j)
     jj_unlock(j);
     free(j->scratch);
     free(j->from_marks);
+    free(j->ck_basis);
+    free(j->ck_runs);
+    dls_cursor_del(j->ck_cursor);
     free(j->grantor_name);
     free(j->basis);
     free(j);

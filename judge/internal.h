@@ -321,6 +321,19 @@ struct dls_judge {
     uint64_t appended_total;
 
     struct jo_view *view;   /* leases.c: leases by holder, grants to tell */
+
+    /* checkpoints (checkpoint.c; judge.md rev 4, Checkpoints) */
+    bool ck_mark;           /* a pass mark was written since the start */
+    uint64_t ck_pass, ck_now; /* the last mark's pass and now */
+    uint64_t ck_next;       /* journal position after the last pass's last record */
+    uint64_t ck_written;    /* pass of the last checkpoint this judge wrote */
+    bool ck_loaded;         /* ledger loaded from a checkpoint: replay from ck_next */
+    char *ck_basis;         /* the loaded checkpoint's basis */
+    uint64_t ck_last_id;    /* loading: the last lease id read */
+    dls_cursor *ck_cursor;  /* the journal just after the commit record (replay
+                               goes on from there), or NULL */
+    uint64_t *ck_runs;      /* nmedia: the loaded failing runs' first now, or
+                               UINT64_MAX (none) */
 };
 
 /* ---- judge.c ---------------------------------------------------------------- */
@@ -466,5 +479,13 @@ int jp_grant(dls_judge *j, const jl_prop *p, uint32_t subject, dls_duration d,
  * j->last_pass, j->prev_now, j->highest, the cursors' start positions in
  * `starts` (one per medium) and the unanswered proposals in j->props. */
 int jr_replay(dls_judge *j, uint64_t *starts, dls_where *w);
+
+/* ---- checkpoint.c ----------------------------------------------------------- */
+
+/* Restart from the newest committed checkpoint in s->checkpoint_dir whose
+ * digest matches (judge.md rev 4, Checkpoints): loads the ledger, sets the
+ * media's start positions in `starts` and j->ck_loaded / ck_next for
+ * jr_replay. 0 whether or not one was loaded. */
+int jc_restart(dls_judge *j, const dls_judge_settings *s, uint64_t *starts, dls_where *w);
 
 #endif

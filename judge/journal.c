@@ -115,6 +115,9 @@ int jj_mark(dls_judge *j)
             return rc;
     }
     j->mark_done = true;
+    j->ck_mark = true; /* checkpoint.c: the pass a checkpoint stands after */
+    j->ck_pass = j->last_pass;
+    j->ck_now = j->now;
     if (j->res)
         j->res->mark = true;
     return 0;
@@ -159,6 +162,7 @@ int jj_flush(dls_judge *j)
         return DLS_ERR_JOURNAL_WRITE;
     }
     j->appended_total += count;
+    j->ck_next = first + count; /* checkpoint.c: journal_next */
     if (j->res)
         j->res->appended += count;
     return 0;

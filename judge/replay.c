@@ -353,8 +353,10 @@ static int on_record(jr_state *st, const dls_record *rec)
         return bad(st, "a journal record not signed by the grantor");
     switch (dls_mark_classify(a.fact.p, a.fact.n)) {
     case DLS_MARK_REC_MARK:
+        j->ck_next = st->position + 1; /* checkpoint.c: journal_next */
         return on_mark(st, a.fact.p, a.fact.n);
     case DLS_MARK_REC_LEASE:
+        j->ck_next = st->position + 1;
         return on_lease_record(st, a.fact.p, a.fact.n);
     default: {
         /* A map the grantor signed that is neither a mark nor a lease fact
@@ -386,8 +388,14 @@ static int replay_journal(jr_state *st)
 {
     dls_judge *j = st->j;
     dls_cursor *c;
-    if (dls_cursor_new(&c, j->journal, 0))
+    /* From a loaded checkpoint: its journal_next, or just after its commit
+     * record when only commit records lie between (checkpoint.c). */
+    if (j->ck_cursor) {
+        c = j->ck_cursor;
+        j->ck_cursor = NULL;
+    } else if (dls_cursor_new(&c, j->journal, j->ck_loaded ? j->ck_next : 0)) {
         return DLS_ERR_NOMEM;
+    }
     int rc = 0;
     for (bool more = true; more && !rc;) {
         dls_record rec;
@@ -402,6 +410,13 @@ static int replay_journal(jr_state *st)
             break;
         case DLS_NEXT_END:
             rc = bad(st, "the journal is sealed");
+            break;
+        case DLS_NEXT_GAP: /* judge.md rev 4, Checkpoints, Restart */
+            rc = bad(st, j->ck_loaded
+                             ? "the journal after the checkpoint cannot be read (evicted)"
+                             : "the journal is not retained from position 0 and no committed "
+                               "checkpoint matches it: refusing to start (a full replay would "
+                               "forget live leases)");
             break;
         default:
             rc = bad(st, "the journal cannot be read (evicted or corrupt)");
@@ -450,6 +465,8 @@ static void finish(jr_state *st)
     if (st->any_lost)
         lost_evidence(st);
     j->last_pass = st->pass;
+    j->ck_pass = st->pass;
+    j->ck_now = st->now;
     if (strcmp(st->basis, j->basis) == 0) {
         j->prev_now = st->now;
         j->prev_valid = true;
@@ -483,6 +500,24 @@ int jr_replay(dls_judge *j, uint64_t *starts, dls_where *w)
     int rc = st.cursors && st.broken && st.from && st.run && st.run_since && st.run_last
                  ? make_verifier(&st)
                  : DLS_ERR_NOMEM;
+    if (!rc && j->ck_loaded) { /* checkpoint.c: its pass is the last mark */
+        st.have_mark = st.applied = true;
+        st.pass = j->ck_pass;
+        st.now = j->ck_now;
+        st.basis = malloc(strlen(j->ck_basis) + 1);
+        if (!st.basis)
+            rc = DLS_ERR_NOMEM;
+        else
+            memcpy(st.basis, j->ck_basis, strlen(j->ck_basis) + 1);
+        for (size_t i = 0; i < j->nmedia; i++) {
+            st.from[i] = starts[i];
+            if (j->ck_runs && j->ck_runs[i] != UINT64_MAX) { /* a failing run goes on */
+                st.run[i] = true;
+                st.run_last[i] = j->ck_pass;
+                st.run_since[i] = j->ck_runs[i];
+            }
+        }
+    }
     j->replaying = true;
     if (!rc)
         rc = replay_journal(&st);

@@ -229,6 +229,10 @@ typedef struct dls_audit_summary {
      * NULL; the results cover what was read before it. */
     const char *incomplete;
     uint64_t incomplete_position;
+    /* checkpoints (settings.checkpoints): commit records checked, found
+     * different (each also a journal_malformed failure), or whose file is
+     * not in the folder (pruned: not checked, never a failure) */
+    uint64_t checkpoints_checked, checkpoints_mismatch, checkpoints_missing;
 } dls_audit_summary;
 
 /* One lease-fact medium given to the audit. */
@@ -250,6 +254,11 @@ typedef struct dls_audit_medium {
 typedef struct dls_audit_settings {
     size_t max_media;
     bool keep_renewal_points;
+    /* The checkpoint folder (judge.md rev 4, Checkpoints; docs/checkpoints.md),
+     * or NULL (default): each commit record on the journal is checked
+     * against its checkpoint there (digest, record count, and the live
+     * leases' terms against the audit's own state at that point). */
+    const char *checkpoints;
 } dls_audit_settings;
 
 DLS_EXPORT void dls_audit_settings_default(dls_audit_settings *s);

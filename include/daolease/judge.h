@@ -145,6 +145,11 @@ typedef struct dls_judge_medium {
  *                            journal with records (its first mark says).
  *   lease_floor       0      the largest lease id the lost journal minted.
  *   from              NULL   nmedia starting positions, assembly order.
+ *   checkpoint_dir    NULL   restart from the newest committed checkpoint
+ *                            in this folder whose digest matches, then the
+ *                            journal after it (judge.md rev 4, Checkpoints;
+ *                            include/daolease/checkpoint.h). NULL: full
+ *                            replay from the journal's start.
  */
 typedef struct dls_judge_settings {
     const dls_secret *grantor;
@@ -166,6 +171,7 @@ typedef struct dls_judge_settings {
     bool lost_ledger;
     uint64_t lease_floor;
     const uint64_t *from;
+    const char *checkpoint_dir;
 } dls_judge_settings;
 
 /* Fills *s with the defaults listed above. */

@@ -1,0 +1,128 @@
+/* daolease — judge checkpoints (judge.md rev 4, Checkpoints; issue 17).
+ *
+ * A checkpoint is the judge's whole state after pass n (the last pass that
+ * wrote a mark), written as a stream medium of its own — by default
+ * `<journal>.ckpt/<n as 20 digits>.dls` — holding bare msgpack maps with
+ * `dao.ckpt/` keys in the order judge.md fixes, and committed by a
+ * grantor-signed journal record {"dao.judge/checkpoint": n,
+ * "dao.judge/digest": bin 32, "dao.judge/records": uint}. A checkpoint
+ * without that record, or whose digest differs, does not exist.
+ * docs/checkpoints.md describes the format and the decisions.
+ */
+#ifndef DAOLEASE_CHECKPOINT_H
+#define DAOLEASE_CHECKPOINT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "daolease/error.h"
+#include "daolease/export.h"
+#include "daolease/judge.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define DLS_CKPT_DIGEST_LEN 32u
+
+/* What dls_judge_checkpoint wrote. */
+typedef struct dls_judge_checkpoint_info {
+    uint64_t pass;            /* n: the pass the checkpoint stands after */
+    uint64_t journal_next;    /* the journal position after pass n */
+    uint64_t records;         /* records in the checkpoint */
+    uint64_t bytes;           /* the checkpoint file's size on disk */
+    uint64_t commit_position; /* the commit record's journal position */
+    uint8_t digest[DLS_CKPT_DIGEST_LEN];
+} dls_judge_checkpoint_info;
+
+/* Writes a checkpoint of j between passes into `dir` (NULL: the journal's
+ * path + ".ckpt", created when missing), makes it durable, then appends
+ * the commit record to the journal. A second call with no pass mark in
+ * between answers 0 and writes nothing (info->records = 0).
+ * Errors: DLS_ERR_STATE before the judge's first pass mark since it
+ * started (the state then still holds replay's unanswered proposals);
+ * DLS_ERR_CONFIG with dir NULL and a journal that is not a file; DLS_ERR_IO
+ * (w->sys_errno) writing the checkpoint (the judge carries on: an
+ * uncommitted checkpoint does not exist); DLS_ERR_JOURNAL_WRITE (fatal)
+ * appending the commit record; DLS_ERR_NOMEM; the usual handle errors. */
+DLS_EXPORT int dls_judge_checkpoint(dls_judge *j, const char *dir,
+                                    dls_judge_checkpoint_info *info, dls_where *w);
+
+/* Retention (judge.md rev 4, Checkpoints, Retention): deletes the
+ * checkpoints in `dir` older than the newest `keep` (at least 2) and any
+ * leftover `.tmp` file of an interrupted write. *deleted (optional) counts
+ * the files removed; *oldest_kept (optional) is the pass of the oldest
+ * checkpoint kept (0: none). Errors: DLS_ERR_CONFIG (keep < 2), DLS_ERR_IO
+ * (w->sys_errno), DLS_ERR_NOMEM. A folder that does not exist holds none. */
+DLS_EXPORT int dls_checkpoint_prune(const char *dir, size_t keep, size_t *deleted,
+                                    uint64_t *oldest_kept, dls_where *w);
+
+/* ---- reading one record (the fuzz target, dump, audit) -------------------- */
+
+typedef enum dls_ckpt_kind {
+    DLS_CKPT_HEADER = 1,
+    DLS_CKPT_LEASE,
+    DLS_CKPT_WAITER,
+    DLS_CKPT_DELAY,
+    DLS_CKPT_AUTHOR
+} dls_ckpt_kind;
+
+/* One decoded checkpoint record; byte fields borrow the input. Fields a
+ * kind does not have are zero. `has_*` false: the value was nil. */
+typedef struct dls_ckpt_rec {
+    dls_ckpt_kind kind;
+    /* header */
+    uint64_t pass;
+    uint64_t now_ns;
+    dls_bytes basis;
+    const uint8_t *journal;   /* 16 bytes */
+    uint64_t journal_next;
+    uint64_t highest;
+    const uint8_t *media;     /* the encoded media array (dls_ckpt_next_medium) */
+    size_t media_len;
+    uint32_t nmedia;
+    /* lease / waiter / delay / author */
+    uint64_t id;              /* lease id or (waiter) 0 */
+    dls_bytes proposal;       /* waiter: the encoded proposal id; lease: may be empty */
+    dls_bytes subject;
+    dls_bytes holder;         /* holder, or the author's name */
+    const uint8_t *medium;    /* 16 bytes, NULL when nil */
+    dls_mode mode;
+    bool has_duration;
+    dls_duration duration;
+    bool has_max;
+    dls_duration max;
+    uint64_t start, last;
+    bool has_resumed;
+    uint64_t resumed;
+    uint64_t seq;
+    bool released, commit;
+    dls_cause pending;        /* DLS_CAUSE_NONE: nil */
+    uint64_t bound, until;
+    uint64_t arrival[4];
+} dls_ckpt_rec;
+
+typedef struct dls_ckpt_medium {
+    const uint8_t *id;        /* 16 bytes */
+    uint64_t drained;
+    bool has_run;
+    uint64_t run_start;
+} dls_ckpt_medium;
+
+/* Decodes one checkpoint record (a bare msgpack map, keys in judge.md's
+ * order). 0, or DLS_ERR_RECORD with w->offset/reason naming the problem. */
+DLS_EXPORT int dls_ckpt_decode(const uint8_t *p, size_t n, dls_ckpt_rec *r, dls_where *w);
+/* Iterates a header's media: *off starts at 0; false at the end. */
+DLS_EXPORT bool dls_ckpt_next_medium(const dls_ckpt_rec *r, size_t *off, dls_ckpt_medium *m);
+
+/* A journal record's fact that commits a checkpoint: 1 and the fields
+ * when `fact` is {"dao.judge/checkpoint": n, "dao.judge/digest": bin 32,
+ * "dao.judge/records": uint}; 0 when it is not one. */
+DLS_EXPORT int dls_ckpt_commit_decode(const uint8_t *fact, size_t n, uint64_t *pass,
+                                      uint8_t digest[DLS_CKPT_DIGEST_LEN], uint64_t *records);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

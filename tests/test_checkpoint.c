@@ -1,0 +1,1588 @@
+/* Checkpoints (judge.md rev 4, Checkpoints; issue 17): a checkpoint is
+ * written deterministically in the records and key order judge.md fixes;
+ * restart loads the newest committed one whose digest matches and replays
+ * only the journal after it; it falls back to an older one, then to full
+ * replay only when the journal is retained from position 0, else refuses;
+ * a restart from a checkpoint and one by full replay give the same ledger.
+ *
+ * The harness is test_judge.c's (ring media, a file journal) with the
+ * journal wrapped so a test can see where restart reads it from and can
+ * make its older records unreadable (deleted segments).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <sodium.h>
+
+#include "daolease/attrib.h"
+#include "daolease/audit.h"
+#include "daolease/checkpoint.h"
+#include "daolease/fact.h"
+#include "daolease/judge.h"
+#include "daolease/medium_impl.h"
+#include "daolease/stream.h"
+#include "judge/internal.h" /* a lease's evidence flag (same()) */
+
+#define MS 1000000ull
+#define MAXM 4
+#define MAXH 8
+
+struct harness;
+static dls_medium *wrap_journal(struct harness *h, dls_medium *inner);
+
+static char *make_tmpdir(void)
+{
+    char *d = strdup("/tmp/dls-ckpt-XXXXXX");
+    assert_non_null(mkdtemp(d));
+    return d;
+}
+
+static void rm_rf(const char *dir)
+{
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
+/* An encoded str value (subjects and proposal ids). */
+typedef struct val {
+    uint8_t b[80];
+    size_t n;
+} val;
+
+static val str_val(const char *s)
+{
+    val v;
+    assert_int_equal(dls_value_str(v.b, sizeof v.b, s, strlen(s), &v.n), 0);
+    return v;
+}
+
+/* ---- the harness --------------------------------------------------------------------- */
+
+typedef struct reclaim_call {
+    uint64_t lease;
+    dls_cause cause;
+    bool commit;
+    uint64_t pass_now;
+} reclaim_call;
+
+typedef struct harness {
+    char *dir;
+    char journal_path[256];
+    dls_secret *grantor;
+    dls_keyring *kr;
+    dls_medium *journal;
+    dls_medium *tickm;
+    dls_resolver *tickr;
+    dls_medium *media[MAXM];
+    dls_resolver *res[MAXM];
+    size_t nmedia;
+    dls_secret *holders[MAXH];
+    uint64_t seq[MAXH][MAXM];    /* proposal seq per holder and medium */
+    uint64_t rseq[MAXH][64];     /* renewal seq per holder and lease */
+    dls_judge_settings s;
+    dls_judge_tick_source tick;
+    dls_judge_medium jm[MAXM];
+    dls_judge *j;
+    reclaim_call calls[1024];
+    size_t ncalls;
+    int answer;                  /* what reclaim answers */
+    uint64_t refuse_lease;       /* reclaim of this lease answers FAILED */
+    bool reenter;                /* reclaim calls back into the judge */
+    int reenter_rc;
+    uint64_t now;
+    uint8_t hash_key[16];
+    char lock_path[256];
+    char ckpt_dir[256];
+    struct jwrap *jw;
+} harness;
+
+static int h_reclaim(void *u, dls_bytes subject, uint64_t lease, dls_cause cause, bool commit)
+{
+    harness *h = u;
+    (void)subject;
+    if (h->reenter) {
+        dls_judge_pass_result r;
+        h->reenter_rc = dls_judge_pass(h->j, &r);
+    }
+    if (h->ncalls < 1024)
+        h->calls[h->ncalls++] = (reclaim_call){lease, cause, commit, h->now};
+    if (lease == h->refuse_lease)
+        return DLS_RECLAIM_FAILED;
+    return h->answer;
+}
+
+static void h_keys(harness *h, size_t nholders)
+{
+    assert_int_equal(dls_keyring_new(&h->kr), 0);
+    uint8_t seed[32];
+    memset(seed, 7, sizeof seed);
+    assert_int_equal(dls_secret_from_seed(&h->grantor, "arbiter", DLS_KEY_ED25519, seed), 0);
+    for (size_t i = 0; i < nholders; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "holder-%zu", i);
+        memset(seed, (int)(0x40 + i), sizeof seed);
+        assert_int_equal(dls_secret_from_seed(&h->holders[i], name, DLS_KEY_ED25519, seed), 0);
+        assert_int_equal(dls_keyring_add(h->kr, (const uint8_t *)name, strlen(name),
+                                         DLS_KEY_ED25519, dls_secret_public(h->holders[i])),
+                         0);
+    }
+}
+
+static dls_medium *ring_with_id(uint8_t tag, size_t cap)
+{
+    dls_medium_settings ms;
+    dls_medium_settings_default(&ms);
+    uint8_t id[16];
+    memset(id, tag, sizeof id);
+    ms.id = id;
+    ms.ring_capacity = cap;
+    dls_medium *m;
+    assert_int_equal(dls_ring_new(&m, &ms), 0);
+    return m;
+}
+
+/* A harness with `nmedia` ring lease-fact media and `nholders` holders;
+ * the judge is made by h_open() so tests can change settings first. */
+static void h_init(harness *h, size_t nmedia, size_t nholders)
+{
+    memset(h, 0, sizeof *h);
+    h->dir = make_tmpdir();
+    snprintf(h->journal_path, sizeof h->journal_path, "%s/journal.dls", h->dir);
+    h_keys(h, nholders);
+    dls_medium_settings ms;
+    dls_medium_settings_default(&ms);
+    uint8_t jid[16];
+    memset(jid, 0x4a, sizeof jid); /* fixed: journals of two runs compare byte for byte */
+    ms.id = jid;
+    dls_medium *inner;
+    assert_int_equal(dls_medium_create(&inner, DLS_MEDIUM_FILE, h->journal_path, &ms, NULL), 0);
+    h->journal = wrap_journal(h, inner);
+    h->tickm = ring_with_id(0xee, 4096);
+    assert_int_equal(dls_resolver_new_medium(&h->tickr, dls_medium_id(h->tickm), "ticker", NULL),
+                     0);
+    h->nmedia = nmedia;
+    for (size_t i = 0; i < nmedia; i++) {
+        h->media[i] = ring_with_id((uint8_t)(0x10 + i), 65536);
+        assert_int_equal(dls_resolver_new_signed(&h->res[i], dls_medium_id(h->media[i]), h->kr),
+                         0);
+        h->jm[i] = (dls_judge_medium){h->media[i], h->res[i]};
+    }
+    dls_judge_settings_default(&h->s);
+    h->s.grantor = h->grantor;
+    h->s.journal = h->journal;
+    snprintf(h->lock_path, sizeof h->lock_path, "%s/journal.lock", h->dir);
+    snprintf(h->ckpt_dir, sizeof h->ckpt_dir, "%s/journal.dls.ckpt", h->dir);
+    h->s.journal_lock_path = h->lock_path;
+    h->tick = (dls_judge_tick_source){h->tickm, h->tickr, "ticker", "test-basis", 0};
+    h->s.ticks = &h->tick;
+    h->s.nticks = 1;
+    h->s.media = h->jm;
+    h->s.nmedia = nmedia;
+    h->s.tolerance_ns = 250 * MS;
+    h->s.cadence_ns = 1000 * MS;
+    assert_int_equal(dls_duration_make(&h->s.default_duration, DLS_UNIT_S, 3), 0);
+    memset(h->hash_key, 0x5a, sizeof h->hash_key);
+    h->s.hash_key = h->hash_key;
+    h->answer = DLS_RECLAIM_DONE;
+}
+
+static int h_try_open(harness *h, dls_where *w)
+{
+    dls_judge_callbacks cb = {.reclaim = h_reclaim};
+    return dls_judge_new(&h->j, &h->s, &cb, h, w);
+}
+
+static void h_open(harness *h)
+{
+    dls_where w = {0};
+    int rc = h_try_open(h, &w);
+    if (rc)
+        fprintf(stderr, "dls_judge_new: %s (%s)\n", dls_strerror(rc), w.reason ? w.reason : "");
+    assert_int_equal(rc, 0);
+}
+
+static void h_close_judge(harness *h)
+{
+    dls_judge_del(h->j);
+    h->j = NULL;
+}
+
+static void h_fini(harness *h)
+{
+    h_close_judge(h);
+    dls_medium_del(h->journal);
+    for (size_t i = 0; i < h->nmedia; i++) {
+        dls_resolver_del(h->res[i]);
+        dls_medium_del(h->media[i]);
+    }
+    dls_resolver_del(h->tickr);
+    dls_medium_del(h->tickm);
+    for (size_t i = 0; i < MAXH; i++)
+        dls_secret_del(h->holders[i]);
+    dls_secret_del(h->grantor);
+    dls_keyring_del(h->kr);
+    rm_rf(h->dir);
+    free(h->dir);
+}
+
+static void append_fact(dls_medium *m, const dls_fact *f, const dls_secret *signer)
+{
+    uint8_t fact[DLS_FACT_MAX], env[DLS_FACT_MAX + 256];
+    size_t n, en;
+    assert_int_equal(dls_fact_encode(f, fact, sizeof fact, &n), 0);
+    if (signer) {
+        assert_int_equal(dls_envelope_seal(signer, dls_medium_id(m), fact, n, env, sizeof env, &en),
+                         0);
+        assert_int_equal(dls_medium_append(m, env, en, NULL, NULL), 0);
+    } else {
+        assert_int_equal(dls_medium_append(m, fact, n, NULL, NULL), 0);
+    }
+}
+
+static void h_tick(harness *h, uint64_t reading)
+{
+    dls_fact f;
+    dls_duration d;
+    assert_int_equal(dls_duration_make(&d, DLS_UNIT_NS, reading), 0);
+    dls_fact_tick(&f, d);
+    append_fact(h->tickm, &f, NULL);
+    h->now = reading;
+}
+
+static void h_propose_full(harness *h, size_t holder, size_t medium, const char *subject,
+                           const char *prop, uint64_t ask_ms, const dls_mode *mode)
+{
+    dls_fact f;
+    val s = str_val(subject), p = str_val(prop);
+    dls_fact_proposal(&f, (dls_bytes){p.b, p.n}, (dls_bytes){s.b, s.n},
+                      ++h->seq[holder][medium]);
+    if (ask_ms) {
+        assert_int_equal(dls_duration_make(&f.duration, DLS_UNIT_MS, ask_ms), 0);
+        f.keys |= DLS_K_DURATION;
+    }
+    if (mode) {
+        f.mode = *mode;
+        f.keys |= DLS_K_MODE;
+    }
+    append_fact(h->media[medium], &f, h->holders[holder]);
+}
+
+static void h_propose(harness *h, size_t holder, size_t medium, const char *subject,
+                      const char *prop, uint64_t ask_ms)
+{
+    h_propose_full(h, holder, medium, subject, prop, ask_ms, NULL);
+}
+
+static void h_renew(harness *h, size_t holder, size_t medium, uint64_t lease)
+{
+    dls_fact f;
+    dls_fact_renewal(&f, lease, ++h->rseq[holder][lease % 64]);
+    append_fact(h->media[medium], &f, h->holders[holder]);
+}
+
+static void h_release(harness *h, size_t holder, size_t medium, uint64_t lease, bool commit)
+{
+    dls_fact f;
+    dls_fact_release(&f, lease, commit);
+    append_fact(h->media[medium], &f, h->holders[holder]);
+}
+
+static dls_judge_pass_result h_pass(harness *h)
+{
+    dls_judge_pass_result r;
+    int rc = dls_judge_pass(h->j, &r);
+    if (rc)
+        fprintf(stderr, "pass: %s\n", dls_strerror(rc));
+    assert_int_equal(rc, 0);
+    return r;
+}
+
+/* ---- the journal, wrapped ------------------------------------------------------------------ */
+
+/* Records where restart reads the journal from (`min_from`: the lowest
+ * position a cursor was made at) and, with `cut`, answers a cursor made
+ * below it with a gap first (the journal's older segments deleted). */
+typedef struct jwrap {
+    dls_medium *inner;
+    uint64_t min_from;
+    uint64_t cut;
+} jwrap;
+
+typedef struct jwrap_cursor {
+    jwrap *w;
+    dls_cursor *c;
+    bool gap;
+} jwrap_cursor;
+
+static int jw_batch(void *impl, const uint8_t *const *recs, const size_t *lens, size_t count,
+                    uint64_t *first, dls_where *w)
+{
+    return dls_medium_append_batch(((jwrap *)impl)->inner, recs, lens, count, first, w);
+}
+
+static int jw_cursor_new(void *impl, uint64_t from, void **out)
+{
+    jwrap_cursor *c = calloc(1, sizeof *c);
+    if (!c)
+        return DLS_ERR_NOMEM;
+    c->w = impl;
+    if (from < c->w->min_from)
+        c->w->min_from = from;
+    c->gap = from < c->w->cut;
+    if (dls_cursor_new(&c->c, c->w->inner, c->gap ? c->w->cut : from)) {
+        free(c);
+        return DLS_ERR_NOMEM;
+    }
+    *out = c;
+    return 0;
+}
+
+static dls_next jw_next(void *cimpl, dls_record *rec, dls_where *w)
+{
+    jwrap_cursor *c = cimpl;
+    if (c->gap) {
+        c->gap = false;
+        memset(rec, 0, sizeof *rec);
+        return DLS_NEXT_GAP;
+    }
+    return dls_cursor_next(c->c, rec, w);
+}
+
+static void jw_cursor_del(void *cimpl)
+{
+    jwrap_cursor *c = cimpl;
+    dls_cursor_del(c->c);
+    free(c);
+}
+
+static void jw_del(void *impl)
+{
+    jwrap *w = impl;
+    dls_medium_del(w->inner);
+    free(w);
+}
+
+static const dls_medium_ops jw_ops = {
+    .kind_name = "file",
+    .append_batch = jw_batch,
+    .cursor_new = jw_cursor_new,
+    .cursor_next = jw_next,
+    .cursor_del = jw_cursor_del,
+    .del = jw_del,
+};
+
+static dls_medium *wrap_journal(harness *h, dls_medium *inner)
+{
+    jwrap *w = calloc(1, sizeof *w);
+    assert_non_null(w);
+    w->inner = inner;
+    w->min_from = UINT64_MAX;
+    dls_medium_info info;
+    memset(&info, 0, sizeof info);
+    info.kind = DLS_MEDIUM_FILE;
+    info.retention = DLS_RETAIN_ALL;
+    info.sync = DLS_SYNC_DATA;
+    info.mode = DLS_OPEN_APPEND;
+    memcpy(info.id, dls_medium_id(inner), 16);
+    info.name = h->journal_path;
+    dls_medium *m;
+    assert_int_equal(dls_medium_wrap(&m, &jw_ops, w, &info), 0);
+    h->jw = w;
+    return m;
+}
+
+/* Closes and reopens the journal (after the file was changed under it). */
+static void reopen_journal(harness *h)
+{
+    dls_medium_del(h->journal);
+    dls_medium *inner;
+    assert_int_equal(dls_medium_open(&inner, h->journal_path, DLS_OPEN_APPEND, NULL, NULL), 0);
+    h->journal = wrap_journal(h, inner);
+    h->s.journal = h->journal;
+}
+
+/* ---- a random workload ----------------------------------------------------------------------- */
+
+static uint64_t rng;
+static uint64_t rnd(void)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return rng;
+}
+
+#define NHOLD 6
+#define NSUBJ 10
+
+static uint64_t props_made;
+
+/* One step: holders propose, renew (most of the time) and release, then a
+ * pass 400 ms later. Whom to renew is read off the judge's ledger. */
+static void step(harness *h)
+{
+    for (size_t i = 0; i < NHOLD; i++) {
+        if (rnd() % 10 < 3) {
+            char subj[16], prop[32];
+            snprintf(subj, sizeof subj, "subject-%02u", (unsigned)(rnd() % NSUBJ));
+            snprintf(prop, sizeof prop, "p-%zu-%llu", i, (unsigned long long)++props_made);
+            h_propose(h, i, i % h->nmedia, subj, prop, rnd() % 2 ? 2000 : 0);
+        }
+    }
+    uint64_t top = dls_judge_highest_lease(h->j);
+    for (uint64_t id = 1; id <= top; id++) {
+        dls_judge_lease_info li;
+        if (dls_judge_lease(h->j, id, &li) != 0 || li.medium == DLS_JUDGE_NO_MEDIUM)
+            continue;
+        size_t holder = (size_t)(li.holder.p[li.holder.n - 1] - '0');
+        uint64_t r = rnd() % 100;
+        if (r < 3)
+            h_release(h, holder, li.medium, id, r == 0);
+        else if (r < 85)
+            h_renew(h, holder, li.medium, id);
+    }
+    h_tick(h, h->now + 400 * MS);
+    h_pass(h);
+}
+
+/* ---- the ledger, field by field ---------------------------------------------------------------- */
+
+typedef struct lsnap {
+    bool present;
+    bool unknown_flag;      /* JL_UNKNOWN: `resumed` means something */
+    dls_judge_lease_info i;
+    uint8_t subject[80], holder[80];
+} lsnap;
+
+typedef struct snap {
+    uint64_t highest, last_pass;
+    size_t live;
+    size_t n;
+    lsnap *l;
+} snap;
+
+static void take(harness *h, snap *s)
+{
+    s->highest = dls_judge_highest_lease(h->j);
+    s->last_pass = dls_judge_last_pass(h->j);
+    s->live = dls_judge_live(h->j);
+    s->n = s->highest + 1;
+    s->l = calloc(s->n, sizeof *s->l);
+    assert_non_null(s->l);
+    for (uint64_t id = 1; id <= s->highest; id++) {
+        lsnap *x = &s->l[id];
+        if (dls_judge_lease(h->j, id, &x->i) != 0)
+            continue;
+        x->present = true;
+        uint32_t ix = jl_lease_find(h->j, id);
+        x->unknown_flag = ix != JNIL && (jl_lease_at(h->j, ix)->flags & JL_UNKNOWN);
+        assert_true(x->i.subject.n <= sizeof x->subject);
+        assert_true(x->i.holder.n <= sizeof x->holder);
+        memcpy(x->subject, x->i.subject.p, x->i.subject.n);
+        memcpy(x->holder, x->i.holder.p, x->i.holder.n);
+        x->i.subject.p = x->subject;
+        x->i.holder.p = x->holder;
+    }
+}
+
+/* judge.md rev 4, Checkpoints: "a judge started from the checkpoint and
+ * one started by full replay" recover the same ledger. */
+static void same(const snap *a, const snap *b)
+{
+    assert_int_equal(a->highest, b->highest);
+    assert_int_equal(a->last_pass, b->last_pass);
+    assert_int_equal(a->live, b->live);
+    for (size_t id = 1; id < a->n; id++) {
+        const lsnap *x = &a->l[id], *y = &b->l[id];
+        assert_int_equal(x->present, y->present);
+        if (!x->present)
+            continue;
+        assert_int_equal(x->i.lease, y->i.lease);
+        assert_int_equal(x->i.subject.n, y->i.subject.n);
+        assert_memory_equal(x->subject, y->subject, x->i.subject.n);
+        assert_int_equal(x->i.holder.n, y->i.holder.n);
+        assert_memory_equal(x->holder, y->holder, x->i.holder.n);
+        assert_int_equal(x->i.mode, y->i.mode);
+        assert_int_equal(x->i.duration_ns, y->i.duration_ns);
+        assert_int_equal(x->i.max_ns, y->i.max_ns);
+        assert_int_equal(x->i.medium, y->i.medium);
+        assert_int_equal(x->i.tenure_start, y->i.tenure_start);
+        assert_int_equal(x->i.last_observation, y->i.last_observation);
+        assert_int_equal(x->i.last_seq, y->i.last_seq);
+        assert_int_equal(x->i.released, y->i.released);
+        assert_int_equal(x->i.commit, y->i.commit);
+        assert_int_equal(x->i.ended, y->i.ended);
+        assert_int_equal(x->i.evidence, y->i.evidence);
+        /* the resumed reading matters only while evidence is unknown (a
+         * renewal clears it and leaves the old value in the field) */
+        assert_int_equal(x->unknown_flag, y->unknown_flag);
+        if (x->unknown_flag)
+            assert_int_equal(x->i.resumed, y->i.resumed);
+        assert_int_equal(x->i.pending, y->i.pending);
+        assert_int_equal(x->i.cause, y->i.cause);
+    }
+}
+
+static void snap_free(snap *s)
+{
+    free(s->l);
+    s->l = NULL;
+}
+
+static void checkpoint(harness *h, dls_judge_checkpoint_info *info)
+{
+    dls_where w = {0};
+    int rc = dls_judge_checkpoint(h->j, h->ckpt_dir, info, &w);
+    if (rc)
+        fprintf(stderr, "checkpoint: %s (%s)\n", dls_strerror(rc), w.reason ? w.reason : "");
+    assert_int_equal(rc, 0);
+}
+
+static void restart(harness *h, bool from_checkpoint)
+{
+    h_close_judge(h);
+    h->s.checkpoint_dir = from_checkpoint ? h->ckpt_dir : NULL;
+    h->jw->min_from = UINT64_MAX;
+    h_open(h);
+}
+
+/* The payloads of a checkpoint file, back to back with their lengths. */
+static uint8_t *payloads(const char *path, size_t *n)
+{
+    dls_medium *m;
+    assert_int_equal(dls_medium_open(&m, path, DLS_OPEN_READ, NULL, NULL), 0);
+    dls_cursor *c;
+    assert_int_equal(dls_cursor_new(&c, m, 0), 0);
+    uint8_t *out = NULL;
+    *n = 0;
+    dls_record rec;
+    while (dls_cursor_next(c, &rec, NULL) == DLS_NEXT_OK) {
+        out = realloc(out, *n + rec.n + 4);
+        assert_non_null(out);
+        uint32_t l = (uint32_t)rec.n;
+        memcpy(out + *n, &l, 4);
+        memcpy(out + *n + 4, rec.p, rec.n);
+        *n += rec.n + 4;
+    }
+    dls_cursor_del(c);
+    dls_medium_del(m);
+    return out;
+}
+
+static void ckpt_path(const harness *h, uint64_t pass, char *out, size_t cap)
+{
+    snprintf(out, cap, "%s/%020llu.dls", h->ckpt_dir, (unsigned long long)pass);
+}
+
+/* ---- tests ---------------------------------------------------------------------------------- */
+
+/* judge.md rev 4, Checkpoints + Determinism (nothing written comes from a
+ * hash table's order); issue 17 item 1: one workload under two hash seeds
+ * writes the same checkpoint payloads and digest, and the digest is the
+ * BLAKE2b-256 of the payloads each preceded by its length (4 bytes LE). */
+static void test_checkpoint_deterministic_two_seeds(void **state)
+{
+    (void)state;
+    uint8_t *pl[2];
+    size_t pn[2];
+    uint8_t dg[2][32];
+    uint64_t recs[2];
+    for (int run = 0; run < 2; run++) {
+        harness h;
+        h_init(&h, 2, NHOLD);
+        memset(h.hash_key, run ? 0xa5 : 0x5a, sizeof h.hash_key);
+        h_open(&h);
+        rng = 88172645463325252ull;
+        props_made = 0;
+        h_tick(&h, 1000 * MS);
+        h_pass(&h);
+        for (int i = 0; i < 120; i++)
+            step(&h);
+        dls_judge_checkpoint_info info;
+        checkpoint(&h, &info);
+        assert_true(info.records > 1);
+        assert_true(dls_judge_live(h.j) > 0);
+        memcpy(dg[run], info.digest, 32);
+        recs[run] = info.records;
+        char path[512];
+        ckpt_path(&h, info.pass, path, sizeof path);
+        pl[run] = payloads(path, &pn[run]);
+        /* the digest recomputed from the file */
+        uint8_t d[32];
+        assert_int_equal(crypto_generichash(d, 32, pl[run], pn[run], NULL, 0), 0);
+        assert_memory_equal(d, info.digest, 32);
+        h_fini(&h);
+    }
+    assert_int_equal(recs[0], recs[1]);
+    assert_int_equal(pn[0], pn[1]);
+    assert_memory_equal(pl[0], pl[1], pn[0]);
+    assert_memory_equal(dg[0], dg[1], 32);
+    free(pl[0]);
+    free(pl[1]);
+}
+
+/* judge.md rev 4, Checkpoints: records in the order header, leases by
+ * ascending id, waiters, delays, authors; every record decodes with the
+ * keys in judge.md's order (dls_ckpt_decode refuses any other order). */
+static void test_checkpoint_record_order(void **state)
+{
+    (void)state;
+    harness h;
+    h_init(&h, 2, NHOLD);
+    h_open(&h);
+    rng = 0x1234567;
+    h_tick(&h, 1000 * MS);
+    h_pass(&h);
+    for (int i = 0; i < 60; i++)
+        step(&h);
+    dls_judge_checkpoint_info info;
+    checkpoint(&h, &info);
+    char path[512];
+    ckpt_path(&h, info.pass, path, sizeof path);
+    dls_medium *m;
+    assert_int_equal(dls_medium_open(&m, path, DLS_OPEN_READ, NULL, NULL), 0);
+    dls_cursor *c;
+    assert_int_equal(dls_cursor_new(&c, m, 0), 0);
+    dls_record rec;
+    int last_kind = 0;
+    uint64_t last_id = 0, n = 0, leases = 0, kinds[8] = {0};
+    while (dls_cursor_next(c, &rec, NULL) == DLS_NEXT_OK) {
+        dls_ckpt_rec r;
+        dls_where w = {0};
+        assert_int_equal(dls_ckpt_decode(rec.p, rec.n, &r, &w), 0);
+        if (n == 0) {
+            assert_int_equal(r.kind, DLS_CKPT_HEADER);
+            assert_int_equal(r.pass, info.pass);
+            assert_int_equal(r.journal_next, info.journal_next);
+            assert_int_equal(r.highest, dls_judge_highest_lease(h.j));
+            assert_int_equal(r.nmedia, 2);
+        } else {
+            assert_true((int)r.kind >= last_kind);
+        }
+        kinds[r.kind]++;
+        if (r.kind == DLS_CKPT_LEASE) {
+            assert_true(r.id > last_id);
+            last_id = r.id;
+            leases++;
+        }
+        last_kind = (int)r.kind;
+        n++;
+    }
+    assert_int_equal(n, info.records);
+    assert_int_equal(leases, dls_judge_live(h.j));
+    assert_true(kinds[DLS_CKPT_WAITER] > 0); /* the workload queues waiters */
+    assert_true(kinds[DLS_CKPT_AUTHOR] >= NHOLD);
+    dls_cursor_del(c);
+    dls_medium_del(m);
+    /* the commit record: checkpoint n, digest, records */
+    assert_true(info.commit_position >= info.journal_next);
+    h_fini(&h);
+}
+
+/* ---- a medium that can answer transport-error (from test_judge.c) ------------------------ */
+
+typedef struct fault {
+    dls_medium *inner;
+    bool read_error;
+    bool append_error;
+    long fail_at;      /* the append batch (0-based) that fails; -1: none */
+    long batches;
+} fault;
+
+typedef struct fault_cursor {
+    fault *f;
+    dls_cursor *c;
+} fault_cursor;
+
+static int fault_batch(void *impl, const uint8_t *const *recs, const size_t *lens, size_t count,
+                       uint64_t *first, dls_where *w)
+{
+    fault *f = impl;
+    if (f->append_error || f->batches++ == f->fail_at)
+        return DLS_ERR_IO;
+    return dls_medium_append_batch(f->inner, recs, lens, count, first, w);
+}
+
+static int fault_cursor_new(void *impl, uint64_t from, void **out)
+{
+    fault_cursor *c = calloc(1, sizeof *c);
+    if (!c)
+        return DLS_ERR_NOMEM;
+    c->f = impl;
+    if (dls_cursor_new(&c->c, c->f->inner, from)) {
+        free(c);
+        return DLS_ERR_NOMEM;
+    }
+    *out = c;
+    return 0;
+}
+
+static dls_next fault_next(void *cimpl, dls_record *rec, dls_where *w)
+{
+    fault_cursor *c = cimpl;
+    if (c->f->read_error) {
+        if (w)
+            w->reason = "injected transport error";
+        return DLS_NEXT_ERROR;
+    }
+    return dls_cursor_next(c->c, rec, w);
+}
+
+static void fault_cursor_del(void *cimpl)
+{
+    fault_cursor *c = cimpl;
+    dls_cursor_del(c->c);
+    free(c);
+}
+
+static void fault_del(void *impl)
+{
+    fault *f = impl;
+    dls_medium_del(f->inner);
+    free(f);
+}
+
+static const dls_medium_ops fault_ops = {
+    .kind_name = "fault",
+    .append_batch = fault_batch,
+    .cursor_new = fault_cursor_new,
+    .cursor_next = fault_next,
+    .cursor_del = fault_cursor_del,
+    .del = fault_del,
+};
+
+/* A fault medium over a fresh ring with id tag, declaring kind/retention/sync. */
+static dls_medium *fault_medium(uint8_t tag, dls_medium_kind kind, dls_retention ret,
+                                dls_sync sync, const char *name, fault **out)
+{
+    fault *f = calloc(1, sizeof *f);
+    assert_non_null(f);
+    f->fail_at = -1;
+    f->inner = ring_with_id(tag, 65536);
+    dls_medium_info info;
+    memset(&info, 0, sizeof info);
+    info.kind = kind;
+    info.retention = ret;
+    info.sync = sync;
+    info.mode = DLS_OPEN_APPEND;
+    memcpy(info.id, dls_medium_id(f->inner), 16);
+    info.name = name;
+    if (kind == DLS_MEDIUM_FILE && strchr(name, '/')) {
+        /* a file journal is locked through its path (judge.md Assembly rev 4) */
+        int fd = open(name, O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
+        assert_true(fd >= 0);
+        close(fd);
+    }
+    dls_medium *m;
+    assert_int_equal(dls_medium_wrap(&m, &fault_ops, f, &info), 0);
+    if (out)
+        *out = f;
+    return m;
+}
+
+/* Replaces lease-fact medium i of a harness (before h_open) by a fault medium. */
+static fault *h_fault_medium(harness *h, size_t i)
+{
+    fault *f;
+    dls_resolver_del(h->res[i]);
+    dls_medium_del(h->media[i]);
+    h->media[i] = fault_medium((uint8_t)(0x10 + i), DLS_MEDIUM_RING, DLS_RETAIN_EVICT_OLDEST,
+                               DLS_SYNC_DATA, "fault", &f);
+    assert_int_equal(dls_resolver_new_signed(&h->res[i], dls_medium_id(h->media[i]), h->kr), 0);
+    h->jm[i] = (dls_judge_medium){h->media[i], h->res[i]};
+    return f;
+}
+
+/* judge.md rev 4, Checkpoints, Restart; issue 17 item 2: restart from the
+ * newest committed checkpoint reads the journal from its journal_next
+ * (never from 0), and gives the ledger full replay gives, field by field,
+ * at many points of a random run (checkpoints every 7 passes). With
+ * `faults`, medium 1 answers transport-error for 3 passes in every 20
+ * (failing runs continue across restarts: judge.md step 2) and lock-delays
+ * are on. */
+static void equivalence_run(bool faults)
+{
+    harness h;
+    h_init(&h, 2, NHOLD);
+    fault *f = faults ? h_fault_medium(&h, 1) : NULL;
+    if (faults)
+        h.s.lock_delay_ns = 1500 * MS;
+    h_open(&h);
+    rng = faults ? 0x0123456789abcdefull : 0x9e3779b97f4a7c15ull;
+    h_tick(&h, 1000 * MS);
+    h_pass(&h);
+    uint64_t next_expected = 0;
+    int compared = 0;
+    for (int i = 1; i <= 300; i++) {
+        if (f)
+            f->read_error = i % 20 >= 17;
+        step(&h);
+        if (i % 7 == 0) {
+            dls_judge_checkpoint_info info;
+            checkpoint(&h, &info);
+            next_expected = info.journal_next;
+        }
+        if (i % 23 == 0 && next_expected) {
+            if (f) /* both restarts read the media whole */
+                f->read_error = false;
+            restart(&h, true);
+            assert_true(h.jw->min_from >= next_expected); /* never from the start */
+            snap a, b;
+            take(&h, &a);
+            restart(&h, false);
+            assert_int_equal(h.jw->min_from, 0);
+            take(&h, &b);
+            same(&a, &b);
+            snap_free(&a);
+            snap_free(&b);
+            compared++;
+            if (i % 2) /* carry on from either kind of restart */
+                restart(&h, true);
+        }
+    }
+    assert_true(compared >= 10);
+    h_fini(&h);
+}
+
+static void test_restart_checkpoint_equals_full_replay(void **state)
+{
+    (void)state;
+    equivalence_run(false);
+}
+
+static void test_restart_checkpoint_equals_full_replay_failing_medium(void **state)
+{
+    (void)state;
+    equivalence_run(true);
+}
+
+/* Helper: a run with two checkpoints A (older) and B (newest); returns
+ * their infos; the judge is closed. */
+static void two_checkpoints(harness *h, dls_judge_checkpoint_info *a, dls_judge_checkpoint_info *b)
+{
+    h_init(h, 2, NHOLD);
+    h_open(h);
+    rng = 0x2545f4914f6cdd1dull;
+    h_tick(h, 1000 * MS);
+    h_pass(h);
+    for (int i = 0; i < 40; i++)
+        step(h);
+    checkpoint(h, a);
+    for (int i = 0; i < 40; i++)
+        step(h);
+    checkpoint(h, b);
+    for (int i = 0; i < 10; i++)
+        step(h);
+    h_close_judge(h);
+}
+
+static void expect_restart_from(harness *h, uint64_t journal_next)
+{
+    restart(h, true);
+    assert_int_equal(h->jw->min_from, journal_next);
+    snap a, b;
+    take(h, &a);
+    restart(h, false);
+    take(h, &b);
+    same(&a, &b);
+    snap_free(&a);
+    snap_free(&b);
+}
+
+/* judge.md rev 4, Checkpoints: "Fall back to an older checkpoint"; a torn
+ * checkpoint (its file cut short, as by kill -9 while writing) does not
+ * exist. Issue 17 items 2 and 5. */
+static void test_restart_falls_back_on_torn_newest(void **state)
+{
+    (void)state;
+    harness h;
+    dls_judge_checkpoint_info a, b;
+    two_checkpoints(&h, &a, &b);
+    expect_restart_from(&h, b.journal_next);
+    h_close_judge(&h);
+    char path[512];
+    ckpt_path(&h, b.pass, path, sizeof path);
+    assert_int_equal(truncate(path, (off_t)(b.bytes - 7)), 0);
+    expect_restart_from(&h, a.journal_next);
+    h_fini(&h);
+}
+
+/* judge.md rev 4, Checkpoints: "A checkpoint without that record ... does
+ * not exist": the newest is durable but its commit record never reached
+ * the journal (the judge died between the two). */
+static void test_restart_ignores_uncommitted(void **state)
+{
+    (void)state;
+    harness h;
+    dls_judge_checkpoint_info a, b;
+    h_init(&h, 2, NHOLD);
+    h_open(&h);
+    rng = 0x77;
+    h_tick(&h, 1000 * MS);
+    h_pass(&h);
+    for (int i = 0; i < 30; i++)
+        step(&h);
+    checkpoint(&h, &a);
+    for (int i = 0; i < 30; i++)
+        step(&h);
+    struct stat st;
+    assert_int_equal(stat(h.journal_path, &st), 0);
+    checkpoint(&h, &b);
+    h_close_judge(&h);
+    assert_int_equal(truncate(h.journal_path, st.st_size), 0); /* the commit record gone */
+    reopen_journal(&h);
+    char path[512];
+    ckpt_path(&h, b.pass, path, sizeof path);
+    assert_int_equal(access(path, F_OK), 0); /* the file is there, complete */
+    expect_restart_from(&h, a.journal_next);
+    h_fini(&h);
+}
+
+/* judge.md rev 4, Checkpoints: "or whose digest differs, does not exist":
+ * a planted checkpoint with one value changed (a well-formed file, a good
+ * CRC) is skipped for the older one. */
+static void test_restart_ignores_digest_mismatch(void **state)
+{
+    (void)state;
+    harness h;
+    dls_judge_checkpoint_info a, b;
+    two_checkpoints(&h, &a, &b);
+    char path[512];
+    ckpt_path(&h, b.pass, path, sizeof path);
+    /* rewrite B with its last record's final byte changed */
+    size_t n;
+    uint8_t *pl = payloads(path, &n);
+    assert_int_equal(unlink(path), 0);
+    dls_medium *m;
+    assert_int_equal(dls_medium_create(&m, DLS_MEDIUM_FILE, path, NULL, NULL), 0);
+    size_t off = 0;
+    while (off < n) {
+        uint32_t l;
+        memcpy(&l, pl + off, 4);
+        if (off + 4 + l == n) {
+            uint8_t *last = pl + off + 4 + l - 1; /* a uint (seq) or nil/bool */
+            if (*last < 0x7f)
+                (*last)++;
+        }
+        assert_int_equal(dls_medium_append(m, pl + off + 4, l, NULL, NULL), 0);
+        off += 4 + l;
+    }
+    dls_medium_del(m);
+    free(pl);
+    expect_restart_from(&h, a.journal_next);
+    h_fini(&h);
+}
+
+/* judge.md rev 4, Checkpoints, Restart + Retention: the journal's records
+ * before the checkpoint's journal_next are gone (segments deleted): restart
+ * from the checkpoint works; with no usable checkpoint the judge refuses to
+ * start (full replay would forget live leases). Issue 17 item 2. */
+static void test_restart_refuses_without_history(void **state)
+{
+    (void)state;
+    harness h;
+    dls_judge_checkpoint_info a, b;
+    two_checkpoints(&h, &a, &b);
+    h.jw->cut = a.journal_next;
+    {
+        restart(&h, true);
+        assert_int_equal(h.jw->min_from, b.journal_next);
+        h_close_judge(&h);
+    }
+    /* no checkpoint at all */
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", h.ckpt_dir);
+    assert_int_equal(system(cmd), 0);
+    h.s.checkpoint_dir = h.ckpt_dir;
+    dls_where w = {0};
+    assert_int_equal(h_try_open(&h, &w), DLS_ERR_JOURNAL);
+    assert_null(h.j);
+    assert_non_null(w.reason);
+    assert_non_null(strstr(w.reason, "not retained from position 0"));
+    /* and without the cut, full replay from position 0 is the fallback */
+    h.jw->cut = 0;
+    h_open(&h);
+    assert_int_equal(h.jw->min_from, 0);
+    h_fini(&h);
+}
+
+/* judge.md rev 4, Checkpoints, Retention: a lease-fact medium that evicted
+ * records before the checkpoint's drained positions makes no lease
+ * unknown at restart (the checkpoint's media are read from there). */
+static void test_restart_media_evicted_before_checkpoint(void **state)
+{
+    (void)state;
+    harness h;
+    h_init(&h, 1, NHOLD);
+    /* a small ring: it evicts what the judge drained long ago */
+    dls_resolver_del(h.res[0]);
+    dls_medium_del(h.media[0]);
+    h.media[0] = ring_with_id(0x10, 64);
+    assert_int_equal(dls_resolver_new_signed(&h.res[0], dls_medium_id(h.media[0]), h.kr), 0);
+    h.jm[0] = (dls_judge_medium){h.media[0], h.res[0]};
+    h_open(&h);
+    rng = 0x5151;
+    h_tick(&h, 1000 * MS);
+    h_pass(&h);
+    for (int i = 0; i < 80; i++)
+        step(&h);
+    dls_judge_checkpoint_info info;
+    checkpoint(&h, &info);
+    assert_true(dls_judge_live(h.j) > 0);
+    restart(&h, true);
+    uint64_t top = dls_judge_highest_lease(h.j);
+    size_t known = 0;
+    for (uint64_t id = 1; id <= top; id++) {
+        dls_judge_lease_info li;
+        if (dls_judge_lease(h.j, id, &li) == 0)
+            known += li.evidence == DLS_EVIDENCE_UNKNOWN ? 0 : 1;
+    }
+    /* recovered leases read as unknown until the first pass; after it they
+     * are known again (the medium is read from the drained position) */
+    step(&h);
+    known = 0;
+    size_t live = 0;
+    top = dls_judge_highest_lease(h.j);
+    for (uint64_t id = 1; id <= top; id++) {
+        dls_judge_lease_info li;
+        if (dls_judge_lease(h.j, id, &li) == 0) {
+            live++;
+            known += li.evidence == DLS_EVIDENCE_KNOWN;
+        }
+    }
+    assert_true(live > 0);
+    assert_int_equal(known, live);
+    h_fini(&h);
+}
+
+/* Issue 17 item 1: a second checkpoint with no pass mark since writes
+ * nothing; before any pass since start there is nothing to write. */
+static void test_checkpoint_states(void **state)
+{
+    (void)state;
+    harness h;
+    h_init(&h, 1, 2);
+    h_open(&h);
+    dls_judge_checkpoint_info info;
+    assert_int_equal(dls_judge_checkpoint(h.j, h.ckpt_dir, &info, NULL), DLS_ERR_STATE);
+    h_tick(&h, 1000 * MS);
+    h_pass(&h);
+    checkpoint(&h, &info);
+    assert_true(info.records >= 1);
+    checkpoint(&h, &info);
+    assert_int_equal(info.records, 0);
+    assert_int_equal(dls_judge_checkpoint(NULL, NULL, NULL, NULL), DLS_ERR_INVAL);
+    h_fini(&h);
+}
+
+
+/* ---- kill -9 while writing checkpoints (issue 17 item 5) ------------------------------------ */
+
+typedef struct kworld {
+    char dir[256], journal[300], medium[300], ckdir[300], lock[300];
+    dls_secret *grantor, *holder;
+    dls_keyring *kr;
+    dls_medium *j, *m, *tick;
+    dls_resolver *mr, *tr;
+    dls_judge_settings s;
+    dls_judge_tick_source ts;
+    dls_judge_medium jm;
+    dls_judge *judge;
+    uint64_t seq;
+} kworld;
+
+static int k_reclaim(void *u, dls_bytes subject, uint64_t lease, dls_cause cause, bool commit)
+{
+    (void)u, (void)subject, (void)lease, (void)cause, (void)commit;
+    return DLS_RECLAIM_DONE;
+}
+
+/* Opens (creating on the first round) the journal and the medium, and
+ * starts a judge restarting from checkpoints or not. 0 or the error. */
+static int k_open(kworld *k, bool from_checkpoint)
+{
+    uint8_t seed[32];
+    memset(seed, 7, sizeof seed);
+    if (dls_secret_from_seed(&k->grantor, "arbiter", DLS_KEY_ED25519, seed))
+        return -1;
+    memset(seed, 0x41, sizeof seed);
+    if (dls_secret_from_seed(&k->holder, "holder-1", DLS_KEY_ED25519, seed) ||
+        dls_keyring_new(&k->kr) ||
+        dls_keyring_add(k->kr, (const uint8_t *)"holder-1", 8, DLS_KEY_ED25519,
+                        dls_secret_public(k->holder)))
+        return -1;
+    dls_medium_settings ms;
+    dls_medium_settings_default(&ms);
+    bool fresh = access(k->journal, F_OK) != 0;
+    int rc = fresh ? dls_medium_create(&k->j, DLS_MEDIUM_FILE, k->journal, &ms, NULL)
+                   : dls_medium_open(&k->j, k->journal, DLS_OPEN_APPEND, &ms, NULL);
+    if (rc)
+        return rc;
+    ms.sync = DLS_SYNC_NONE; /* a process kill keeps the page cache */
+    rc = fresh ? dls_medium_create(&k->m, DLS_MEDIUM_FILE, k->medium, &ms, NULL)
+               : dls_medium_open(&k->m, k->medium, DLS_OPEN_APPEND, &ms, NULL);
+    if (rc)
+        return rc;
+    dls_medium_settings rs;
+    dls_medium_settings_default(&rs);
+    if (dls_ring_new(&k->tick, &rs) ||
+        dls_resolver_new_medium(&k->tr, dls_medium_id(k->tick), "ticker", NULL) ||
+        dls_resolver_new_signed(&k->mr, dls_medium_id(k->m), k->kr))
+        return -1;
+    k->jm = (dls_judge_medium){k->m, k->mr};
+    dls_judge_settings_default(&k->s);
+    k->s.grantor = k->grantor;
+    k->s.journal = k->j;
+    k->ts = (dls_judge_tick_source){k->tick, k->tr, "ticker", "kill-basis", 0};
+    k->s.ticks = &k->ts;
+    k->s.nticks = 1;
+    k->s.media = &k->jm;
+    k->s.nmedia = 1;
+    k->s.tolerance_ns = 250 * MS;
+    k->s.cadence_ns = 1000 * MS;
+    dls_duration_make(&k->s.default_duration, DLS_UNIT_H, 1);
+    k->s.checkpoint_dir = from_checkpoint ? k->ckdir : NULL;
+    dls_judge_callbacks cb = {.reclaim = k_reclaim};
+    return dls_judge_new(&k->judge, &k->s, &cb, NULL, NULL);
+}
+
+static void k_close(kworld *k)
+{
+    dls_judge_del(k->judge);
+    dls_resolver_del(k->mr);
+    dls_resolver_del(k->tr);
+    dls_medium_del(k->tick);
+    dls_medium_del(k->m);
+    dls_medium_del(k->j);
+    dls_keyring_del(k->kr);
+    dls_secret_del(k->grantor);
+    dls_secret_del(k->holder);
+    k->judge = NULL;
+    k->mr = k->tr = NULL;
+    k->tick = k->m = k->j = NULL;
+    k->kr = NULL;
+    k->grantor = k->holder = NULL;
+}
+
+static void k_propose(kworld *k, uint64_t n)
+{
+    char subj[32], prop[32];
+    snprintf(subj, sizeof subj, "s-%016llu", (unsigned long long)n);
+    snprintf(prop, sizeof prop, "p-%llu", (unsigned long long)n);
+    val sv = str_val(subj), pv = str_val(prop);
+    dls_fact f;
+    /* proposal seqs must rise across rounds: n rises with the medium */
+    dls_fact_proposal(&f, (dls_bytes){pv.b, pv.n}, (dls_bytes){sv.b, sv.n}, n);
+    append_fact(k->m, &f, k->holder);
+}
+
+/* The child: passes and checkpoints in a loop until killed. */
+static void k_child(kworld *k, uint64_t base, uint64_t first_batch, int ready)
+{
+    if (k_open(k, true))
+        _exit(3);
+    uint64_t n = base, now = 1000 * MS + base * MS;
+    for (uint64_t i = 0; i < first_batch; i++)
+        k_propose(k, ++n);
+    for (;;) {
+        k_propose(k, ++n);
+        dls_fact f;
+        dls_duration d;
+        dls_duration_make(&d, DLS_UNIT_NS, now += MS);
+        dls_fact_tick(&f, d);
+        append_fact(k->tick, &f, NULL);
+        dls_judge_pass_result r;
+        if (dls_judge_pass(k->judge, &r))
+            _exit(4);
+        int rc = dls_judge_checkpoint(k->judge, k->ckdir, NULL, NULL);
+        if (rc && rc != DLS_ERR_STATE)
+            _exit(5);
+        if (ready >= 0) { /* the first checkpoint is committed */
+            if (write(ready, "r", 1) != 1)
+                _exit(6);
+            close(ready);
+            ready = -1;
+        }
+    }
+}
+
+static size_t k_snap(kworld *k, snap *out)
+{
+    harness h;
+    memset(&h, 0, sizeof h);
+    h.j = k->judge;
+    take(&h, out);
+    return out->live;
+}
+
+static void kill_rounds(unsigned rounds)
+{
+    kworld k;
+    memset(&k, 0, sizeof k);
+    char *d = make_tmpdir();
+    snprintf(k.dir, sizeof k.dir, "%s", d);
+    snprintf(k.journal, sizeof k.journal, "%s/journal.dls", d);
+    snprintf(k.medium, sizeof k.medium, "%s/medium.dls", d);
+    snprintf(k.ckdir, sizeof k.ckdir, "%s/journal.dls.ckpt", d);
+    unsigned torn = 0, uncommitted = 0;
+    uint64_t seed = 0x1234;
+    uint64_t base = 0;
+    for (unsigned round = 0; round < rounds; round++) {
+        int pfd[2];
+        assert_int_equal(pipe(pfd), 0);
+        pid_t pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+            close(pfd[0]);
+            k_child(&k, base, round == 0 ? 4000 : 0, pfd[1]);
+        }
+        close(pfd[1]);
+        char c;
+        assert_int_equal(read(pfd[0], &c, 1), 1);
+        close(pfd[0]);
+        seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+        usleep((useconds_t)((seed >> 33) % 60000));
+        kill(pid, SIGKILL);
+        int st;
+        assert_int_equal(waitpid(pid, &st, 0), pid);
+        assert_true(WIFSIGNALED(st)); /* it was still running: not an early exit */
+        /* what the kill left: a .tmp (torn write) or a newest .dls whose
+         * commit is missing (counted by whether restart skips it) */
+        char cmd[600];
+        snprintf(cmd, sizeof cmd, "ls %s/*.tmp >/dev/null 2>&1", k.ckdir);
+        torn += system(cmd) == 0;
+        /* judge.md rev 4, Checkpoints: the next restart is correct — the
+         * ledger from the newest committed checkpoint equals full replay */
+        assert_int_equal(k_open(&k, true), 0);
+        snap a, b;
+        k_snap(&k, &a);
+        uint64_t ck = dls_judge_last_pass(k.judge);
+        k_close(&k);
+        assert_int_equal(k_open(&k, false), 0);
+        k_snap(&k, &b);
+        same(&a, &b);
+        assert_true(a.live >= 1);
+        base = a.highest + 1000; /* proposals above anything used */
+        (void)ck;
+        snap_free(&a);
+        snap_free(&b);
+        k_close(&k);
+    }
+    (void)uncommitted;
+    fprintf(stderr, "kill rounds %u, killed with a torn checkpoint write %u\n", rounds, torn);
+    rm_rf(d);
+    free(d);
+}
+
+/* judge.md rev 4, Checkpoints ("a checkpoint without that record ... does
+ * not exist"); issue 17 item 5: kill -9 the judge at random moments while
+ * it passes and checkpoints in a loop (DLS_CKPT_KILLS rounds, default 4;
+ * scripts/kill_checkpoint.sh runs hundreds): every restart from the
+ * checkpoints gives the ledger full replay gives. */
+static void test_kill_while_checkpointing(void **state)
+{
+    (void)state;
+    const char *e = getenv("DLS_CKPT_KILLS");
+    unsigned rounds = e ? (unsigned)strtoul(e, NULL, 10) : 4;
+    kill_rounds(rounds ? rounds : 1);
+}
+
+/* ---- the CLI judge's checkpoint_every (issue 17 item 1) -------------------------------------- */
+
+static int sh(const char *fmt, ...)
+{
+    char cmd[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(cmd, sizeof cmd, fmt, ap);
+    va_end(ap);
+    return system(cmd);
+}
+
+/* docs/config.md checkpoint_every / keep_checkpoints: a `daolease judge`
+ * with a holder writes checkpoints every 3 passes, keeps the newest 2
+ * (older ones and no .tmp left), each committed on the journal; a second
+ * judge restarts from them and carries on. */
+static void test_cli_checkpoint_every(void **state)
+{
+    (void)state;
+    const char *bin = getenv("DAOLEASE_BIN");
+    if (!bin)
+        skip();
+    char *d = make_tmpdir();
+    assert_int_equal(sh("cd %s && for p in arbiter a1; do %s keygen $p >> keyring; done && "
+                        "%s stream create a1.dls > /dev/null", d, bin, bin), 0);
+    assert_int_equal(
+        sh("cd %s && printf '%%s' '{\"party\": \"arbiter\", \"key\": \"arbiter.secret\", "
+           "\"keyring\": \"keyring\", \"journal\": \"journal.dls\", \"media\": [\"a1.dls\"], "
+           "\"duration\": {\"s\": 1}, \"tolerance\": {\"ms\": 250}, \"cadence\": {\"ms\": 100}, "
+           "\"create_journal\": true, \"checkpoint_every\": {\"passes\": 3}, "
+           "\"keep_checkpoints\": 2}' > judge.json && "
+           "printf '%%s' '{\"party\": \"a1\", \"key\": \"a1.secret\", \"keyring\": \"keyring\", "
+           "\"grantor\": \"arbiter\", \"journal\": \"journal.dls\", \"medium\": \"a1.dls\", "
+           "\"duration\": {\"s\": 1}}' > run.json", d), 0);
+    assert_int_equal(sh("cd %s && { %s judge --config judge.json --passes 60 > j1.out 2> j1.err & "
+                        "echo $! > j1.pid; } && sleep 0.5 && %s run --config run.json --subject s1 "
+                        "-- sleep 2 > run.out 2>&1; "
+                        "while kill -0 $(cat j1.pid) 2>/dev/null; do sleep 0.1; done",
+                        d, bin, bin), 0);
+    /* two kept, no leftovers */
+    assert_int_equal(sh("cd %s && test $(ls journal.dls.ckpt | grep -c '\\.dls$') -eq 2 && "
+                        "! ls journal.dls.ckpt | grep -q tmp", d), 0);
+    /* each kept checkpoint is committed on the journal */
+    assert_int_equal(sh("cd %s && %s dump journal.dls --keyring keyring --json | "
+                        "grep -c dao.judge/checkpoint > commits && test $(cat commits) -ge 2", d,
+                        bin), 0);
+    /* a restart from them runs */
+    assert_int_equal(sh("cd %s && %s judge --config judge.json --passes 5 > j2.out 2> j2.err", d,
+                        bin), 0);
+    rm_rf(d);
+    free(d);
+}
+
+/* ---- the audit checks checkpoints (issue 17 item 4) -------------------------------------------- */
+
+static const dls_audit_summary *audit_with(harness *h, dls_audit **a, const char *ckdir)
+{
+    dls_audit_settings set;
+    dls_audit_settings_default(&set);
+    set.checkpoints = ckdir;
+    dls_audit_medium am[MAXM];
+    for (size_t i = 0; i < h->nmedia; i++)
+        am[i] = (dls_audit_medium){h->media[i], NULL};
+    dls_keyring *kr; /* the holders' and the grantor's keys */
+    assert_int_equal(dls_keyring_new(&kr), 0);
+    assert_int_equal(dls_keyring_add(kr, (const uint8_t *)"arbiter", 7, DLS_KEY_ED25519,
+                                     dls_secret_public(h->grantor)),
+                     0);
+    for (size_t i = 0; i < MAXH && h->holders[i]; i++) {
+        const char *name = dls_secret_name(h->holders[i]);
+        assert_int_equal(dls_keyring_add(kr, (const uint8_t *)name, strlen(name),
+                                         DLS_KEY_ED25519, dls_secret_public(h->holders[i])),
+                         0);
+    }
+    dls_where w = {0};
+    int rc = dls_audit_run(a, &set, h->journal, "arbiter", kr, am, h->nmedia, &w);
+    dls_keyring_del(kr);
+    if (rc)
+        fprintf(stderr, "audit: %s (%s)\n", dls_strerror(rc), w.reason ? w.reason : "");
+    assert_int_equal(rc, 0);
+    return dls_audit_summary_of(*a);
+}
+
+static bool detail_has(const dls_audit_summary *s, const char *needle)
+{
+    for (size_t i = 0; i < s->n_failure_details; i++)
+        if (strstr(s->failure_details[i], needle))
+            return true;
+    return false;
+}
+
+/* Rewrites checkpoint `path` with the first lease record's seq changed
+ * (a well-formed file with other contents); answers its new digest. */
+static void plant_seq(const char *path, uint8_t digest[32], uint64_t *records)
+{
+    size_t n;
+    uint8_t *pl = payloads(path, &n);
+    static const uint8_t key[] = "\xac" "dao.ckpt/seq";
+    bool done = false;
+    for (size_t off = 0; off < n && !done;) {
+        uint32_t l;
+        memcpy(&l, pl + off, 4);
+        uint8_t *r = pl + off + 4;
+        bool lease = l > 16 && memcmp(r + 1, "\xae" "dao.ckpt/lease", 15) == 0;
+        for (size_t i = 0; lease && i + 13 < l; i++)
+            if (memcmp(r + i, key, 13) == 0 && r[i + 13] < 0x7f) {
+                r[i + 13]++;
+                done = true;
+                break;
+            }
+        off += 4 + l;
+    }
+    assert_true(done);
+    assert_int_equal(unlink(path), 0);
+    dls_medium *m;
+    assert_int_equal(dls_medium_create(&m, DLS_MEDIUM_FILE, path, NULL, NULL), 0);
+    *records = 0;
+    for (size_t off = 0; off < n;) {
+        uint32_t l;
+        memcpy(&l, pl + off, 4);
+        assert_int_equal(dls_medium_append(m, pl + off + 4, l, NULL, NULL), 0);
+        off += 4 + l;
+        ++*records;
+    }
+    dls_medium_del(m);
+    assert_int_equal(crypto_generichash(digest, 32, pl, n, NULL, 0), 0);
+    free(pl);
+}
+
+/* judge.md rev 4, Checkpoints, Audit: with the full history the audit
+ * recomputes the state at each checkpoint and compares; a clean run's
+ * checkpoints all agree; a planted file whose digest is not the commit's
+ * is a `journal` failure; a checkpoint committed with a matching digest
+ * but a lease's counted seq changed is a `journal` failure (the
+ * recomputation, not only the digest, catches it). */
+static void test_audit_checks_checkpoints(void **state)
+{
+    (void)state;
+    harness h;
+    h_init(&h, 2, NHOLD);
+    h_open(&h);
+    rng = 0xfeedbeef;
+    h_tick(&h, 1000 * MS);
+    h_pass(&h);
+    unsigned written = 0;
+    dls_judge_checkpoint_info info;
+    for (int i = 1; i <= 60; i++) {
+        step(&h);
+        if (i % 7 == 0) {
+            checkpoint(&h, &info);
+            written += info.records > 0;
+        }
+    }
+    checkpoint(&h, &info);
+    written += info.records > 0;
+    assert_true(dls_judge_live(h.j) > 0);
+    h_close_judge(&h);
+
+    dls_audit *a;
+    const dls_audit_summary *s = audit_with(&h, &a, h.ckpt_dir);
+    assert_int_equal(s->checkpoints_checked, written);
+    assert_int_equal(s->checkpoints_mismatch, 0);
+    assert_int_equal(dls_audit_exit_status(a), 0);
+    dls_audit_del(a);
+
+    /* a planted checkpoint, then a commit record made for it */
+    char path[512];
+    ckpt_path(&h, info.pass, path, sizeof path);
+    uint8_t digest[32];
+    uint64_t records;
+    plant_seq(path, digest, &records);
+    uint8_t fact[128], env[512];
+    size_t fn = 0, en = 0;
+    {
+        /* {"dao.judge/checkpoint": n, "dao.judge/digest": bin 32, "dao.judge/records": r} */
+        uint8_t *p = fact;
+        *p++ = 0x83;
+        *p++ = 0xb4; memcpy(p, "dao.judge/checkpoint", 20); p += 20;
+        *p++ = 0xcf; for (int k = 7; k >= 0; k--) *p++ = (uint8_t)(info.pass >> (8 * k));
+        *p++ = 0xb0; memcpy(p, "dao.judge/digest", 16); p += 16;
+        *p++ = 0xc4; *p++ = 32; memcpy(p, digest, 32); p += 32;
+        *p++ = 0xb1; memcpy(p, "dao.judge/records", 17); p += 17;
+        *p++ = 0xcf; for (int k = 7; k >= 0; k--) *p++ = (uint8_t)(records >> (8 * k));
+        fn = (size_t)(p - fact);
+    }
+    uint64_t pn = 0, rn = 0;
+    assert_int_equal(dls_ckpt_commit_decode(fact, fn, &pn, NULL, &rn), 1);
+    assert_int_equal(pn, info.pass);
+    assert_int_equal(dls_envelope_seal(h.grantor, dls_medium_id(h.journal), fact, fn, env,
+                                       sizeof env, &en),
+                     0);
+    assert_int_equal(dls_medium_append(h.journal, env, en, NULL, NULL), 0);
+    s = audit_with(&h, &a, h.ckpt_dir);
+    assert_int_equal(dls_audit_exit_status(a), 1);
+    assert_int_equal(s->checkpoints_mismatch, 2); /* the first commit: digest; the second: seq */
+    assert_true(detail_has(s, "its digest or record count"));
+    assert_true(detail_has(s, "last counted seq"));
+    dls_audit_del(a);
+    h_fini(&h);
+}
+
+/* judge.md rev 4, Checkpoints + Determinism; issue 17 item 1 ("insertion
+ * orders"): two judges with the same history, one restarted from a
+ * checkpoint (its ledger rebuilt from live leases only, in id order) and
+ * one by full replay (every subject and party interned in history order),
+ * then given the same inputs, write the same journal bytes and the same
+ * checkpoint bytes. */
+static void test_checkpoint_same_after_either_restart(void **state)
+{
+    (void)state;
+    harness hs[2];
+    uint8_t *pl[2];
+    size_t pn[2];
+    for (int k = 0; k < 2; k++) {
+        harness *h = &hs[k];
+        h_init(h, 2, NHOLD);
+        h_open(h);
+        rng = 0xabcdef12345ull;
+        props_made = 0;
+        h_tick(h, 1000 * MS);
+        h_pass(h);
+        for (int i = 0; i < 70; i++)
+            step(h);
+        dls_judge_checkpoint_info info;
+        checkpoint(h, &info);
+        restart(h, k == 0); /* A from the checkpoint, B by full replay */
+    }
+    for (int k = 0; k < 2; k++) {
+        harness *h = &hs[k];
+        rng = 0x5eed5eedull;
+        props_made = 1000;
+        for (int i = 0; i < 40; i++)
+            step(h);
+        dls_judge_checkpoint_info info;
+        checkpoint(h, &info);
+        char path[512];
+        ckpt_path(h, info.pass, path, sizeof path);
+        pl[k] = payloads(path, &pn[k]);
+        h_close_judge(h);
+    }
+    assert_int_equal(pn[0], pn[1]);
+    assert_memory_equal(pl[0], pl[1], pn[0]);
+    size_t jn[2];
+    uint8_t *jb[2];
+    for (int k = 0; k < 2; k++) {
+        FILE *f = fopen(hs[k].journal_path, "rb");
+        assert_non_null(f);
+        jb[k] = malloc(1 << 22);
+        assert_non_null(jb[k]);
+        jn[k] = fread(jb[k], 1, 1 << 22, f);
+        fclose(f);
+    }
+    assert_int_equal(jn[0], jn[1]);
+    assert_memory_equal(jb[0], jb[1], jn[0]);
+    for (int k = 0; k < 2; k++) {
+        free(pl[k]);
+        free(jb[k]);
+        h_fini(&hs[k]);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_checkpoint_deterministic_two_seeds),
+        cmocka_unit_test(test_checkpoint_record_order),
+        cmocka_unit_test(test_checkpoint_same_after_either_restart),
+        cmocka_unit_test(test_checkpoint_states),
+        cmocka_unit_test(test_restart_checkpoint_equals_full_replay),
+        cmocka_unit_test(test_restart_checkpoint_equals_full_replay_failing_medium),
+        cmocka_unit_test(test_restart_falls_back_on_torn_newest),
+        cmocka_unit_test(test_restart_ignores_uncommitted),
+        cmocka_unit_test(test_restart_ignores_digest_mismatch),
+        cmocka_unit_test(test_restart_refuses_without_history),
+        cmocka_unit_test(test_restart_media_evicted_before_checkpoint),
+        cmocka_unit_test(test_kill_while_checkpointing),
+        cmocka_unit_test(test_cli_checkpoint_every),
+        cmocka_unit_test(test_audit_checks_checkpoints),
+    };
+    if (getenv("DLS_CKPT_ONLY_KILL")) { /* scripts/kill_checkpoint.sh */
+        const struct CMUnitTest only[] = {cmocka_unit_test(test_kill_while_checkpointing)};
+        return cmocka_run_group_tests(only, NULL, NULL);
+    }
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
