@@ -177,8 +177,11 @@ static bool result_exists(const struct agent *a, unsigned item)
 /* Works on `item` under `lease`; stops when the holder may no longer act. */
 static void work(struct agent *a, unsigned item, uint64_t lease)
 {
-    if (result_exists(a, item)) { /* granted from a queue after it was done */
-        if (dls_holder_release(a->holder, lease, false) == 0)
+    if (result_exists(a, item)) {
+        /* Done under an earlier lease whose commit never counted (the lease
+         * lapsed first, e.g. while a medium failed over): release with commit
+         * now, so the owner learns the item is finished and stops granting it. */
+        if (dls_holder_release(a->holder, lease, true) == 0)
             dls_holder_forget(a->holder, lease);
         mark_done(a, item);
         return;

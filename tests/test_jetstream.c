@@ -1424,10 +1424,10 @@ static void test_judge_restarts_from_jetstream_journal(void **state)
     dls_holder_settings hs;
     dls_holder_settings_default(&hs);
     dls_holder *h;
-    char msg[DLS_HOLDER_TEXT_MAX];
-    e = dls_holder_new(&h, &hp, &hs, NULL, NULL, msg, sizeof msg);
+    dls_where hw = {0};
+    e = dls_holder_new(&h, &hp, &hs, NULL, NULL, &hw);
     if (e)
-        fprintf(stderr, "holder: %s (%s)\n", dls_strerror(e), msg);
+        fprintf(stderr, "holder: %s (%s)\n", dls_strerror(e), hw.reason ? hw.reason : "");
     assert_int_equal(e, 0);
 
     uint64_t t = 1000 * DLS_MS;
