@@ -276,6 +276,7 @@ typedef struct dls_judge_settings {
     bool lost_ledger;
     uint64_t lease_floor;
     const uint64_t *from;
+    const char *checkpoint_dir;
 } dls_judge_settings;
 void dls_judge_settings_default(dls_judge_settings *s);
 typedef enum dls_reclaim_answer {
@@ -618,6 +619,7 @@ typedef struct dls_audit_summary {
     const char *const *failure_details; size_t n_failure_details;
     const char *incomplete;
     uint64_t incomplete_position;
+    uint64_t checkpoints_checked, checkpoints_mismatch, checkpoints_missing;
 } dls_audit_summary;
 typedef struct dls_audit_medium {
     dls_medium *medium;
@@ -626,6 +628,7 @@ typedef struct dls_audit_medium {
 typedef struct dls_audit_settings {
     size_t max_media;
     bool keep_renewal_points;
+    const char *checkpoints;
 } dls_audit_settings;
 void dls_audit_settings_default(dls_audit_settings *s);
 typedef struct dls_audit dls_audit;
