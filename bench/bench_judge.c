@@ -378,7 +378,7 @@ static size_t renewals_batch(bench *b, size_t n, uint64_t *hcursor, uint64_t *se
     const int kind = 1;
     size_t ne = leases_of_kind(n, kind), records = 0;
     raw->count = 0;
-    static uint8_t facts[BATCH][64];
+    static uint8_t facts[BATCH][128];
     static uint8_t env[DLS_BATCH_RECORD_MAX];
     for (size_t k = 0, bi = 0; k < RENEWALS; bi++) {
         size_t h = bi % HOLDERS;
