@@ -375,6 +375,11 @@ int jl_ledger_init(dls_judge *j);
 void jl_ledger_free(dls_judge *j);
 
 uint32_t jl_lease_find(const dls_judge *j, uint64_t id);
+/* The same in two steps, so a caller can prefetch a run of lookups:
+ * jl_lease_hash, then jl_lease_prefetch, then jl_lease_find_h. */
+uint32_t jl_lease_hash(const dls_judge *j, uint64_t id);
+void jl_lease_prefetch(const dls_judge *j, uint32_t h);
+uint32_t jl_lease_find_h(const dls_judge *j, uint64_t id, uint32_t h);
 uint32_t jl_subject_find(const dls_judge *j, const uint8_t *p, size_t n);
 /* Finds or adds the subject; 0 or DLS_ERR_NOMEM. */
 int jl_subject_get(dls_judge *j, const uint8_t *p, size_t n, uint32_t *idx);

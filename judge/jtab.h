@@ -33,5 +33,12 @@ int jtab_insert(jtab *t, uint32_t h, uint32_t ref);
 /* Removes the slot holding ref (with hash h); no-op when absent. */
 void jtab_remove(jtab *t, uint32_t h, uint32_t ref);
 size_t jtab_bytes(const jtab *t);
+/* Asks the CPU to bring hash h's first slot into the cache (a hint: no
+ * effect on what the table answers). */
+static inline void jtab_prefetch(const jtab *t, uint32_t h)
+{
+    if (t->cap)
+        __builtin_prefetch(&t->slots[h & (t->cap - 1)]);
+}
 
 #endif

@@ -219,6 +219,15 @@ uint32_t jl_lease_find(const dls_judge *j, uint64_t id)
     return jtab_find(&j->by_id, id_hash(j, id), lease_eq, j, &id);
 }
 
+uint32_t jl_lease_hash(const dls_judge *j, uint64_t id) { return id_hash(j, id); }
+
+void jl_lease_prefetch(const dls_judge *j, uint32_t h) { jtab_prefetch(&j->by_id, h); }
+
+uint32_t jl_lease_find_h(const dls_judge *j, uint64_t id, uint32_t h)
+{
+    return jtab_find(&j->by_id, h, lease_eq, j, &id);
+}
+
 uint32_t jl_subject_find(const dls_judge *j, const uint8_t *p, size_t n)
 {
     jkey k = {p, n};

@@ -1,0 +1,445 @@
+/* bench_e2e — renewals end to end, in real processes (issue 13, Measure:
+ * bench_e2e).
+ *
+ * One judge process passes in a loop (appending a tick from the monotonic
+ * clock, then dls_judge_pass) with a real journal (a file medium, `data`
+ * sync, opened exclusive); H holder processes each run a library holder
+ * (dls_holder, Ed25519 secret) over its own file medium with `group` sync,
+ * reading the journal and the tick file. The judge grants L leases to each
+ * holder (unsolicited, duration 10 s: start-up verifies every grant); each holder renews every lease every
+ * 500 ms (renew_interval_ns), so the demand is H·L/0.5 renewals a second;
+ * the judge passes every 20 ms. Measured for settings.batch_max 1 and 64;
+ * unbatched, each holder takes L/32 leases (an Ed25519 signature a renewal:
+ * more would fall behind, and a holder that cannot renew in time stops
+ * acting on its leases, as it must):
+ *
+ *   e2e_renewals_per_s_batch<B>      renewals the judge counted per wall
+ *                                    second, after a warm-up (all leases
+ *                                    granted and taken up)
+ *   judge_cpu_us_per_renewal_batch<B>  the judge process's CPU (its own
+ *                                    getrusage: user + system) in the window
+ *                                    per renewal it counted in the window
+ *   holder_cpu_us_per_renewal_batch<B> the holders' CPU in the window per
+ *                                    renewal they appended in the window
+ *   *_whole_run_batch<B>             the same over the whole run, from the
+ *                                    parent's wait4 rusage of each child
+ *                                    (grant signing and start-up included)
+ *
+ * the batch-64 lines with baseline the batch-1 figure; the batch-1 rate
+ * and e2e_renewals_per_s_batch64_of_demand with baseline the demand (a
+ * ratio near 1: the run was bound by its demand, not by the processes). Targets (issue 13):
+ * e2e >= 500,000/s with batches of 64, judge CPU <= 1 µs a renewal.
+ *
+ * Usage: bench_e2e [seconds per configuration, default 10] [leases per
+ * holder, default 10000] [holders, default 2] [dir, default /tmp].
+ * E2E_DEBUG=1 prints every holder event other than a renewal (stderr).
+ * Benchmarks may read the clock; the library never does. */
+#include <inttypes.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <sodium.h>
+
+#include "daolease/attrib.h"
+#include "daolease/fact.h"
+#include "daolease/holder.h"
+#include "daolease/judge.h"
+#include "daolease/stream.h"
+#include "daolease/tick.h"
+
+#define MS 1000000ull
+#define S 1000000000ull
+#define HOLDERS_MAX 16
+#define RENEW_MS 500 /* each holder renews each lease every 500 ms */
+#define PASS_MS 20  /* the judge passes every 20 ms (or back to back when slower) */
+
+static uint64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * S + (uint64_t)ts.tv_nsec;
+}
+
+static void need(int rc, const char *what)
+{
+    if (rc != 0) {
+        fprintf(stderr, "bench_e2e[%d]: %s: %s\n", (int)getpid(), what, dls_strerror(rc));
+        exit(1);
+    }
+}
+
+typedef struct config {
+    double seconds, warmup;
+    size_t leases, holders, batch;
+    char dir[1024];
+} config;
+
+static dls_secret *secret(const char *name, uint8_t b)
+{
+    uint8_t seed[32];
+    memset(seed, b, sizeof seed);
+    dls_secret *s;
+    need(dls_secret_from_seed(&s, name, DLS_KEY_ED25519, seed), "secret");
+    return s;
+}
+
+static void path_of(char *out, size_t cap, const config *c, const char *name)
+{
+    snprintf(out, cap, "%s/%s.dls", c->dir, name);
+}
+
+static dls_medium *open_medium(const config *c, const char *name, dls_open_mode mode,
+                               dls_sync sync, bool exclusive)
+{
+    char p[1200];
+    path_of(p, sizeof p, c, name);
+    dls_medium_settings ms;
+    dls_medium_settings_default(&ms);
+    ms.sync = sync;
+    ms.exclusive = exclusive;
+    dls_medium *m;
+    dls_where w;
+    memset(&w, 0, sizeof w);
+    need(dls_medium_open(&m, p, mode, &ms, &w), name);
+    return m;
+}
+
+static double self_cpu_s(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+           (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+}
+
+/* A child's result: a count in the measured window, a count over the whole
+ * run, and its CPU in the window (µs, getrusage of itself). */
+static void write_result(const config *c, const char *name, uint64_t a, uint64_t b,
+                         double cpu)
+{
+    char p[1200];
+    snprintf(p, sizeof p, "%s/%s.result", c->dir, name);
+    FILE *f = fopen(p, "w");
+    if (!f || fprintf(f, "%" PRIu64 " %" PRIu64 " %.0f\n", a, b, cpu * 1e6) < 0 || fclose(f) != 0)
+        exit(1);
+}
+
+static void read_result(const config *c, const char *name, uint64_t *a, uint64_t *b,
+                        double *cpu_us)
+{
+    char p[1200];
+    snprintf(p, sizeof p, "%s/%s.result", c->dir, name);
+    FILE *f = fopen(p, "r");
+    if (!f || fscanf(f, "%" SCNu64 " %" SCNu64 " %lf", a, b, cpu_us) != 3) {
+        fprintf(stderr, "bench_e2e: no result from %s\n", name);
+        exit(1);
+    }
+    fclose(f);
+}
+
+static int reclaim(void *u, dls_bytes s, uint64_t l, dls_cause cause, bool commit)
+{
+    (void)u, (void)s, (void)l, (void)cause, (void)commit;
+    return DLS_RECLAIM_DONE;
+}
+
+/* The judge: grants, then passes until the deadline. Result: renewals
+ * counted in the measured window, and over the whole run. */
+static void judge_main(const config *c, uint64_t start, uint64_t end)
+{
+    dls_secret *grantor = secret("arbiter", 1);
+    dls_keyring *kr;
+    need(dls_keyring_new(&kr), "keyring");
+    dls_secret *hs[HOLDERS_MAX];
+    for (size_t i = 0; i < c->holders; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "h%zu", i);
+        hs[i] = secret(name, (uint8_t)(10 + i));
+        need(dls_keyring_add(kr, (const uint8_t *)name, strlen(name), DLS_KEY_ED25519,
+                             dls_secret_public(hs[i])),
+             "keyring add");
+    }
+    dls_medium *journal = open_medium(c, "journal", DLS_OPEN_APPEND, DLS_SYNC_DATA, true);
+    dls_medium *tm = open_medium(c, "ticks", DLS_OPEN_APPEND, DLS_SYNC_NONE, false);
+    dls_medium *hm[HOLDERS_MAX];
+    dls_resolver *res[HOLDERS_MAX], *tres;
+    dls_judge_medium jm[HOLDERS_MAX];
+    for (size_t i = 0; i < c->holders; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "h%zu", i);
+        hm[i] = open_medium(c, name, DLS_OPEN_READ, DLS_SYNC_NONE, false);
+        need(dls_resolver_new_signed(&res[i], dls_medium_id(hm[i]), kr), "resolver");
+        jm[i] = (dls_judge_medium){hm[i], res[i]};
+    }
+    need(dls_resolver_new_medium(&tres, dls_medium_id(tm), "ticker", NULL), "tick resolver");
+    dls_tick *tick;
+    dls_tick_settings ts;
+    dls_tick_settings_default(&ts);
+    ts.source = DLS_TICK_MANUAL;
+    ts.basis = "bench";
+    need(dls_tick_new(&tick, tm, &ts, NULL), "tick");
+    dls_judge_settings st;
+    dls_judge_settings_default(&st);
+    st.grantor = grantor;
+    st.journal = journal;
+    dls_judge_tick_source src = {tm, tres, "ticker", "bench", 0};
+    st.ticks = &src;
+    st.nticks = 1;
+    st.media = jm;
+    st.nmedia = c->holders;
+    st.tolerance_ns = 500 * MS;
+    st.cadence_ns = 1000 * MS;
+    need(dls_duration_make(&st.default_duration, DLS_UNIT_MS, 10000), "duration");
+    dls_judge_callbacks cb = {.reclaim = reclaim};
+    dls_judge *j;
+    need(dls_judge_new(&j, &st, &cb, NULL, NULL), "judge");
+    for (size_t i = 0; i < c->holders; i++)
+        for (size_t k = 0; k < c->leases; k++) {
+            char sub[32];
+            uint8_t v[40];
+            size_t vn;
+            int len = snprintf(sub, sizeof sub, "h%zu-%zu", i, k);
+            need(dls_value_str(v, sizeof v, sub, (size_t)len, &vn), "subject");
+            char name[32];
+            snprintf(name, sizeof name, "h%zu", i);
+            need(dls_judge_grant(j, (dls_bytes){v, vn},
+                                 (dls_bytes){(const uint8_t *)name, strlen(name)}, (uint32_t)i,
+                                 NULL, NULL, NULL),
+                 "grant");
+        }
+    uint64_t total = 0, window = 0, lapsed = 0;
+    uint64_t wstart = start + (uint64_t)(c->warmup * 1e9);
+    double cpu0 = -1;
+    for (;;) {
+        uint64_t now = mono_ns();
+        if (now >= end)
+            break;
+        if (now >= wstart && cpu0 < 0)
+            cpu0 = self_cpu_s();
+        need(dls_tick_append(tick, now), "tick append");
+        dls_judge_pass_result r;
+        need(dls_judge_pass(j, &r), "pass");
+        uint64_t took = mono_ns() - now;
+        if (took < PASS_MS * MS)
+            usleep((useconds_t)((PASS_MS * MS - took) / 1000));
+        total += r.facts;
+        if (now >= wstart)
+            window += r.facts;
+        for (int k = 1; k < 5; k++)
+            lapsed += r.lapsed[k];
+    }
+    if (lapsed)
+        fprintf(stderr, "bench_e2e: the judge lapsed %" PRIu64 " leases (holders too slow)\n",
+                lapsed);
+    write_result(c, "judge", window, total, self_cpu_s() - (cpu0 < 0 ? 0 : cpu0));
+    dls_judge_del(j);
+    exit(0);
+}
+
+/* A holder: steps until the deadline. Result: renewals appended. */
+static void holder_main(const config *c, size_t i, uint64_t start, uint64_t end)
+{
+    char name[32];
+    snprintf(name, sizeof name, "h%zu", i);
+    dls_secret *grantor = secret("arbiter", 1), *me = secret(name, (uint8_t)(10 + i));
+    dls_keyring *kr;
+    need(dls_keyring_new(&kr), "keyring");
+    need(dls_keyring_add(kr, (const uint8_t *)"arbiter", 7, DLS_KEY_ED25519,
+                         dls_secret_public(grantor)),
+         "keyring add");
+    dls_medium *journal = open_medium(c, "journal", DLS_OPEN_READ, DLS_SYNC_NONE, false);
+    dls_medium *tm = open_medium(c, "ticks", DLS_OPEN_READ, DLS_SYNC_NONE, false);
+    dls_medium *hm = open_medium(c, name, DLS_OPEN_APPEND, DLS_SYNC_GROUP, true);
+    dls_resolver *jres, *tres;
+    need(dls_resolver_new_signed(&jres, dls_medium_id(journal), kr), "resolver");
+    need(dls_resolver_new_medium(&tres, dls_medium_id(tm), "ticker", NULL), "resolver");
+    dls_cursor *jcur, *tcur;
+    need(dls_cursor_new(&jcur, journal, 0), "cursor");
+    need(dls_cursor_new(&tcur, tm, 0), "cursor");
+    dls_holder_parts p = {
+        .name = name, .secret = me, .medium = hm, .grantor = "arbiter",
+        .journal = jcur, .journal_resolver = jres, .ticks = tcur, .tick_resolver = tres,
+        .tick_party = "ticker",
+    };
+    dls_holder_settings hs;
+    dls_holder_settings_default(&hs);
+    hs.max_leases = c->leases;
+    hs.batch_max = c->batch;
+    hs.renew_interval_ns = RENEW_MS * MS;
+    dls_holder *h;
+    need(dls_holder_new(&h, &p, &hs, NULL, NULL, NULL), "holder");
+    uint64_t renewed = 0, window = 0;
+    uint64_t wstart = start + (uint64_t)(c->warmup * 1e9);
+    double cpu0 = -1;
+    for (;;) {
+        uint64_t now = mono_ns();
+        if (now >= end)
+            break;
+        if (now >= wstart && cpu0 < 0)
+            cpu0 = self_cpu_s();
+        dls_holder_result r;
+        int rc = dls_holder_step(h, &r);
+        if (rc && rc != DLS_ERR_TRANSPORT)
+            need(rc, "step");
+        size_t did = 0;
+        for (size_t e = 0; e < r.n_events; e++) {
+            did += r.events[e].kind == DLS_HOLDER_RENEWED;
+            if (getenv("E2E_DEBUG") && r.events[e].kind != DLS_HOLDER_RENEWED)
+                fprintf(stderr, "%s: %s %s\n", name, dls_holder_event_name(r.events[e].kind),
+                        r.events[e].text);
+        }
+        renewed += did;
+        if (cpu0 >= 0)
+            window += did;
+        if (!did && !r.more)
+            usleep(1000);
+    }
+    write_result(c, name, window, renewed, self_cpu_s() - (cpu0 < 0 ? 0 : cpu0));
+    exit(0);
+}
+
+static double cpu_s(const struct rusage *ru)
+{
+    return (double)ru->ru_utime.tv_sec + (double)ru->ru_utime.tv_usec / 1e6 +
+           (double)ru->ru_stime.tv_sec + (double)ru->ru_stime.tv_usec / 1e6;
+}
+
+typedef struct outcome {
+    double rate, judge_us, holder_us; /* in the window */
+    double judge_us_all, holder_us_all; /* over the whole run (grants included) */
+    double demand;                      /* renewals a second the leases ask for */
+} outcome;
+
+static outcome run(config *c, size_t batch)
+{
+    c->batch = batch;
+    size_t leases = c->leases;
+    if (batch == 1) /* unbatched: a demand the holders can meet (see docs/bench.md) */
+        c->leases = leases / 32 ? leases / 32 : 1;
+    char base[256];
+    snprintf(base, sizeof base, "%.200s", c->dir);
+    snprintf(c->dir, sizeof c->dir, "%s/bench_e2e.%d.%zu", base, (int)getpid(), batch);
+    if (mkdir(c->dir, 0700) != 0) {
+        perror("bench_e2e: mkdir");
+        exit(1);
+    }
+    const char *names[2 + HOLDERS_MAX] = {"journal", "ticks"};
+    char hn[HOLDERS_MAX][32];
+    for (size_t i = 0; i < c->holders; i++) {
+        snprintf(hn[i], sizeof hn[i], "h%zu", i);
+        names[2 + i] = hn[i];
+    }
+    for (size_t i = 0; i < 2 + c->holders; i++) {
+        char p[1200];
+        path_of(p, sizeof p, c, names[i]);
+        dls_medium *m;
+        need(dls_medium_create(&m, DLS_MEDIUM_FILE, p, NULL, NULL), names[i]);
+        dls_medium_del(m);
+    }
+    uint64_t start = mono_ns(), end = start + (uint64_t)(c->seconds * 1e9);
+    pid_t pids[1 + HOLDERS_MAX];
+    for (size_t i = 0; i <= c->holders; i++) {
+        pid_t pid = fork();
+        if (pid < 0) {
+            perror("bench_e2e: fork");
+            exit(1);
+        }
+        if (pid == 0) {
+            if (i == 0)
+                judge_main(c, start, end);
+            holder_main(c, i - 1, start, end);
+        }
+        pids[i] = pid;
+    }
+    double judge_cpu = 0, holder_cpu = 0;
+    for (size_t i = 0; i <= c->holders; i++) {
+        int status;
+        struct rusage ru;
+        if (wait4(pids[i], &status, 0, &ru) != pids[i] || !WIFEXITED(status) ||
+            WEXITSTATUS(status) != 0) {
+            fprintf(stderr, "bench_e2e: process %zu failed\n", i);
+            exit(1);
+        }
+        if (i == 0)
+            judge_cpu = cpu_s(&ru);
+        else
+            holder_cpu += cpu_s(&ru);
+    }
+    uint64_t window, total, renewed = 0, hwindow = 0;
+    double jcpu_w, hcpu_w = 0;
+    read_result(c, "judge", &window, &total, &jcpu_w);
+    for (size_t i = 0; i < c->holders; i++) {
+        uint64_t w, r;
+        double cpu;
+        read_result(c, hn[i], &w, &r, &cpu);
+        renewed += r;
+        hwindow += w;
+        hcpu_w += cpu;
+    }
+    if (window == 0 || hwindow == 0) {
+        fprintf(stderr, "bench_e2e: judge %" PRIu64 "/%" PRIu64 ", holders %" PRIu64 "/%" PRIu64 "\n", window, total, hwindow, renewed);
+        fprintf(stderr, "bench_e2e: no renewals counted (batch %zu)\n", batch);
+        exit(1);
+    }
+    if (total > renewed) {
+        fprintf(stderr, "bench_e2e: the judge counted more renewals than were made\n");
+        exit(1);
+    }
+    outcome o = {(double)window / (c->seconds - c->warmup), jcpu_w / (double)window,
+                 hcpu_w / (double)hwindow, judge_cpu * 1e6 / (double)total,
+                 holder_cpu * 1e6 / (double)renewed, 0};
+    char cmd[1400];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", c->dir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "bench_e2e: could not remove %s\n", c->dir);
+    o.demand = (double)(c->leases * c->holders) * 1000.0 / RENEW_MS;
+    snprintf(c->dir, sizeof c->dir, "%s", base);
+    c->leases = leases;
+    return o;
+}
+
+static void line(const char *metric, double value, double baseline)
+{
+    printf("{\"bench\": \"e2e\", \"metric\": \"%s\", \"value\": %.6g, \"baseline\": %.6g, "
+           "\"ratio\": %.4g}\n",
+           metric, value, baseline, baseline != 0 ? value / baseline : 0.0);
+    fflush(stdout);
+}
+
+int main(int argc, char **argv)
+{
+    config c;
+    memset(&c, 0, sizeof c);
+    c.seconds = argc > 1 ? atof(argv[1]) : 10;
+    c.leases = argc > 2 ? strtoul(argv[2], NULL, 10) : 10000;
+    c.holders = argc > 3 ? strtoul(argv[3], NULL, 10) : 2;
+    snprintf(c.dir, sizeof c.dir, "%.200s", argc > 4 ? argv[4] : "/tmp");
+    c.warmup = c.seconds / 2 < 4 ? c.seconds / 2 : 4;
+    if (c.seconds <= 0 || c.leases == 0 || c.holders == 0 || c.holders > HOLDERS_MAX ||
+        sodium_init() < 0)
+        return 2;
+    outcome one = run(&c, 1);
+    line("e2e_renewals_per_s_batch1", one.rate, one.demand);
+    line("judge_cpu_us_per_renewal_batch1", one.judge_us, one.judge_us);
+    line("holder_cpu_us_per_renewal_batch1", one.holder_us, one.holder_us);
+    line("judge_cpu_us_per_renewal_whole_run_batch1", one.judge_us_all, one.judge_us_all);
+    line("holder_cpu_us_per_renewal_whole_run_batch1", one.holder_us_all, one.holder_us_all);
+    outcome many = run(&c, 64);
+    line("e2e_renewals_per_s_batch64", many.rate, one.rate);
+    line("e2e_renewals_per_s_batch64_of_demand", many.rate, many.demand);
+    line("judge_cpu_us_per_renewal_batch64", many.judge_us, one.judge_us);
+    line("holder_cpu_us_per_renewal_batch64", many.holder_us, one.holder_us);
+    line("judge_cpu_us_per_renewal_whole_run_batch64", many.judge_us_all, one.judge_us_all);
+    line("holder_cpu_us_per_renewal_whole_run_batch64", many.holder_us_all,
+         one.holder_us_all);
+    return 0;
+}
