@@ -57,12 +57,8 @@
 
 static void unhex(const char *hex, uint8_t *out)
 {
-    size_t n = strlen(hex) / 2;
-    for (size_t i = 0; i < n; i++) {
-        unsigned v;
-        assert_int_equal(sscanf(hex + 2 * i, "%2x", &v), 1);
-        out[i] = (uint8_t)v;
-    }
+    size_t n = strlen(hex);
+    assert_int_equal(sodium_hex2bin(out, n / 2, hex, n, NULL, NULL, NULL), 0);
 }
 
 /* Subjects and proposal ids as encoded values. */

@@ -15,6 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <sodium.h>
+
 #include "cli/json/json.h"
 
 typedef struct big {
@@ -186,14 +188,6 @@ static void pop(conv *c, size_t old)
     c->path[old] = 0;
 }
 
-static int unhex(char ch)
-{
-    return ch >= '0' && ch <= '9' ? ch - '0'
-           : ch >= 'a' && ch <= 'f' ? ch - 'a' + 10
-           : ch >= 'A' && ch <= 'F' ? ch - 'A' + 10
-                                    : -1;
-}
-
 /* Decodes a hex string into a malloc'd buffer (*out NULL for empty). */
 static int hex_value(conv *c, const json_t *v, uint8_t **out, size_t *n)
 {
@@ -210,13 +204,9 @@ static int hex_value(conv *c, const json_t *v, uint8_t **out, size_t *n)
     uint8_t *b = malloc(*n);
     if (!b)
         return DLS_ERR_NOMEM;
-    for (size_t i = 0; i < *n; i++) {
-        int hi = unhex(s[2 * i]), lo = unhex(s[2 * i + 1]);
-        if (hi < 0 || lo < 0) {
-            free(b);
-            return fail(c, "a hex value holds a non-hex character");
-        }
-        b[i] = (uint8_t)(hi << 4 | lo);
+    if (sodium_hex2bin(b, *n, s, len, NULL, NULL, NULL) != 0) {
+        free(b);
+        return fail(c, "a hex value holds a non-hex character");
     }
     *out = b;
     return 0;
