@@ -10,6 +10,8 @@
 #include "cli/json/json.h"
 #include "vocab/mp.h"
 
+#include "vocab/where.h"
+
 /* ---- the buffer ---------------------------------------------------------- */
 
 void dls_jbuf_free(dls_jbuf *b)
@@ -229,12 +231,7 @@ static int fail(dls_jbuf *b, size_t start, dls_where *w, int rc, size_t off, con
         b->n = start;
         b->p[start] = 0;
     }
-    if (w) {
-        memset(w, 0, sizeof *w);
-        w->offset = off;
-        w->reason = why;
-    }
-    return rc;
+    return dls_where_fill(w, rc, (dls_where){.offset = off, .reason = why});
 }
 
 int dls_json_emit(dls_jbuf *b, const uint8_t *p, size_t n, dls_where *w)

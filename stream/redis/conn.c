@@ -2,6 +2,8 @@
  * (see conn.h for why the socket is not hiredis's). */
 #include "stream/redis/conn.h"
 
+#include "vocab/where.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <netdb.h>
@@ -153,11 +155,7 @@ static int wait_fd(int fd, short events, int64_t deadline)
 
 static int transport(dls_where *w, const char *reason, int err)
 {
-    if (w) {
-        w->reason = reason;
-        w->sys_errno = err;
-    }
-    return DLS_ERR_TRANSPORT;
+    return dls_where_fill(w, DLS_ERR_TRANSPORT, (dls_where){.reason = reason, .sys_errno = err});
 }
 
 /* ---- connection --------------------------------------------------------- */

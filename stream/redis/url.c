@@ -1,6 +1,8 @@
 /* daolease — redis:// URL parsing for the Redis Streams medium. */
 #include "stream/redis/rds.h"
 
+#include "vocab/where.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,11 +26,7 @@ int rds_parse_u64(const char *s, size_t n, uint64_t *out)
 
 static int bad(dls_where *w, size_t off, const char *reason)
 {
-    if (w) {
-        w->offset = off;
-        w->reason = reason;
-    }
-    return DLS_ERR_CONFIG;
+    return dls_where_fill(w, DLS_ERR_CONFIG, (dls_where){.offset = off, .reason = reason});
 }
 
 static int hexval(char c)
