@@ -318,12 +318,12 @@ static void fmt_rel(char *out, size_t cap, uint64_t ns, uint64_t step)
     double v = (double)ns;
     if (step >= 60000000000ull && ns % 60000000000ull == 0)
         snprintf(out, cap, "+%.0f min", v / 6e10);
-    else if (step >= 1000000000ull)
-        snprintf(out, cap, "+%g s", v / 1e9);
-    else if (step >= 1000000ull)
-        snprintf(out, cap, "+%g ms", v / 1e6);
-    else if (step >= 1000ull)
-        snprintf(out, cap, "+%g us", v / 1e3);
+    else if (step >= DLS_NS_PER_S)
+        snprintf(out, cap, "+%g s", v / (double)DLS_NS_PER_S);
+    else if (step >= DLS_NS_PER_MS)
+        snprintf(out, cap, "+%g ms", v / (double)DLS_NS_PER_MS);
+    else if (step >= DLS_NS_PER_US)
+        snprintf(out, cap, "+%g us", v / (double)DLS_NS_PER_US);
     else
         snprintf(out, cap, "+%" PRIu64 " ns", ns);
 }

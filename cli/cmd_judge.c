@@ -23,8 +23,6 @@
 #include "daolease/judge.h"
 #include "cli/json/json.h"
 
-#define SECOND 1000000000ull
-
 static const char usage_text[] =
     "usage: daolease judge --config FILE [--passes N] [--create]\n"
     "                      [--lost-ledger INVENTORY --floor N]\n\n"
@@ -388,7 +386,7 @@ static int loop(struct judge_proc *p, uint64_t max_passes)
                 return DLS_EXIT_FAIL;
         }
         add(&t, &r);
-        if (first || dls_passed(last_status, now, SECOND - 1)) {
+        if (first || dls_passed(last_status, now, DLS_NS_PER_S - 1)) {
             status(p, &r, &t);
             last_status = now;
             first = false;
@@ -398,7 +396,7 @@ static int loop(struct judge_proc *p, uint64_t max_passes)
         uint64_t sleep = p->cfg.cadence.ns / 2;
         if (r.next_due > now && r.next_due - now < sleep)
             sleep = r.next_due - now;
-        dls_cli_sleep(sleep ? sleep : 1000000);
+        dls_cli_sleep(sleep ? sleep : DLS_NS_PER_MS);
     }
     return DLS_EXIT_OK;
 }

@@ -294,7 +294,7 @@ static uint64_t due_by(const status *s, const sl_lease *l)
 
 static void seconds(char *buf, size_t cap, int64_t ns)
 {
-    snprintf(buf, cap, "%+.3fs", (double)ns / 1e9);
+    snprintf(buf, cap, "%+.3fs", (double)ns / (double)DLS_NS_PER_S);
 }
 
 static void print_table(const status *s, dls_jbuf *b)
@@ -317,7 +317,7 @@ static void print_table(const status *s, dls_jbuf *b)
             snprintf(d, sizeof d, "released");
         else
             seconds(d, sizeof d, (int64_t)(due - s->now));
-        snprintf(rem, sizeof rem, "%.3fs", due > s->now ? (double)(due - s->now) / 1e9 : 0.0);
+        snprintf(rem, sizeof rem, "%.3fs", due > s->now ? (double)(due - s->now) / (double)DLS_NS_PER_S : 0.0);
         printf("%-8" PRIu64 " %-24.24s %-16.*s %12s %12s %12s %10s\n", l->id, b->p ? b->p : "",
                (int)(l->holder_len > 16 ? 16 : l->holder_len),
                (const char *)s->arena + l->holder_off, g, r, d, rem);

@@ -17,7 +17,7 @@
 
 #include "vocab/vec.h"
 
-#define POLL_NS (50 * 1000000ull)
+#define POLL_NS (50 * DLS_NS_PER_MS)
 
 static const char usage_text[] =
     "usage: daolease watch --journal J [--grantor NAME --keyring K] [--json]\n"

@@ -651,7 +651,7 @@ static void dump_gap_noted_and_continues(void **state)
  * (exit 0, the seal row last); SIGINT ends a follow with exit 0. */
 static void wait_for_lines(const fixture *f, size_t want)
 {
-    struct timespec ts = {0, 10 * 1000 * 1000};
+    struct timespec ts = {0, (long)(10 * DLS_NS_PER_MS)};
     for (int i = 0; i < 2000; i++) { /* a bound against hanging, not a timing check */
         char *s = read_file(tmp(f, ".stdout"), NULL);
         size_t n = s ? count_lines(s) : 0;

@@ -49,8 +49,8 @@
 #include "daolease/tick.h"
 #include "holder/holder_int.h"
 
-#define MS 1000000ull
-#define S 1000000000ull
+#define MS DLS_NS_PER_MS
+#define S DLS_NS_PER_S
 
 /* ---- a test medium: in memory, appends can fail or take time -------------- */
 

@@ -1241,7 +1241,7 @@ static void test_mark_continuation(void **state)
         }
         c.m = (dls_mark){.pass = 1 + rng(&s) % 1000, .now_ns = rng(&s) % DLS_NS_MAX,
                          .basis = cstr_bytes("boot-1/CLOCK_MONOTONIC"),
-                         .tolerance_ns = 250000000, .cadence_ns = 1000000000,
+                         .tolerance_ns = 250 * DLS_NS_PER_MS, .cadence_ns = DLS_NS_PER_S,
                          .drained = c.drained, .n_drained = counts[0], .gaps = c.gaps,
                          .n_gaps = counts[1], .due = c.due, .n_due = counts[2],
                          .errors = c.errors, .n_errors = counts[3],

@@ -2,6 +2,7 @@
  * (see conn.h for why the socket is not hiredis's). */
 #include "stream/redis/conn.h"
 
+#include "daolease/fact.h"
 #include "vocab/where.h"
 
 #include <errno.h>
@@ -124,7 +125,7 @@ static int64_t now_ms(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / (long)DLS_NS_PER_MS;
 }
 
 /* Milliseconds left before `deadline`, at least 0. */
