@@ -79,7 +79,7 @@ static int free_port(void)
 
 static void sleep_ms(unsigned ms)
 {
-    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    struct timespec ts = {ms / 1000, (long)(ms % 1000 * DLS_NS_PER_MS)};
     while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
     }
 }
