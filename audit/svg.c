@@ -11,6 +11,7 @@
 #include "audit/internal.h"
 
 #include <inttypes.h>
+#include <sodium.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -207,8 +208,10 @@ static int render(text_out *t, const uint8_t *p, size_t n, size_t *off, int dept
     case DLS_MP_BIN:
     case DLS_MP_EXT:
         tput(t, it.type == DLS_MP_BIN ? "0x" : "ext:0x", it.type == DLS_MP_BIN ? 2 : 6);
-        for (uint32_t i = 0; i < it.len && !t->cut; i++)
-            tprintf(t, "%02x", it.data[i]);
+        for (uint32_t i = 0; i < it.len && !t->cut; i++) {
+            char hx[3];
+            tput(t, sodium_bin2hex(hx, sizeof hx, it.data + i, 1), 2);
+        }
         break;
     case DLS_MP_ARRAY:
     case DLS_MP_MAP: {
