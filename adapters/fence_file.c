@@ -13,19 +13,14 @@
 #include "daolease/fact.h"
 #include "daolease/host.h"
 
+#include "vocab/where.h"
+
 #define MARK_MAGIC "daolease-fence-mark 1 "
 #define MARK_MAX_FILE 64
 
 static int fail(dls_where *w, int code, const char *reason, int err)
 {
-    if (w) {
-        w->offset = 0;
-        w->line = 0;
-        w->reason = reason;
-        w->rule = 0;
-        w->sys_errno = err;
-    }
-    return code;
+    return dls_where_fill(w, code, (dls_where){.reason = reason, .sys_errno = err});
 }
 
 /* Writes all of buf. */

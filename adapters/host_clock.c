@@ -14,7 +14,7 @@ uint64_t dls_host_clock_monotonic(void *ctx)
     struct timespec ts;
     if (clock_gettime(CLOCK_MONOTONIC, &ts) != 0)
         return 0; /* cannot happen for CLOCK_MONOTONIC on Linux */
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    return (uint64_t)ts.tv_sec * DLS_NS_PER_S + (uint64_t)ts.tv_nsec;
 }
 
 int dls_host_wait_monotonic(void *ctx, pthread_cond_t *cond,
@@ -28,12 +28,11 @@ int dls_host_wait_monotonic(void *ctx, pthread_cond_t *cond,
     struct timespec ts;
     if (clock_gettime(CLOCK_MONOTONIC, &ts) != 0)
         return -1;
-    uint64_t abs = dls_add_sat((uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec,
-                               delta);
+    uint64_t abs = dls_add_sat((uint64_t)ts.tv_sec * DLS_NS_PER_S + (uint64_t)ts.tv_nsec, delta);
     if (abs > DLS_NS_MAX)
         abs = DLS_NS_MAX;
-    ts.tv_sec = (time_t)(abs / 1000000000u);
-    ts.tv_nsec = (long)(abs % 1000000000u);
+    ts.tv_sec = (time_t)(abs / DLS_NS_PER_S);
+    ts.tv_nsec = (long)(abs % DLS_NS_PER_S);
     int rc = pthread_cond_clockwait(cond, mutex, CLOCK_MONOTONIC, &ts);
     return rc == 0 || rc == ETIMEDOUT ? 0 : -1;
 }

@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <sodium.h>
+
 #include "audit/amark.h"
 #include "daolease/attrib.h"
 
@@ -16,12 +18,7 @@
 
 void au_hex16(const uint8_t id[DLS_MEDIUM_ID_LEN], char out[33])
 {
-    static const char d[] = "0123456789abcdef";
-    for (int i = 0; i < DLS_MEDIUM_ID_LEN; i++) {
-        out[2 * i] = d[id[i] >> 4];
-        out[2 * i + 1] = d[id[i] & 15];
-    }
-    out[32] = 0;
+    sodium_bin2hex(out, 33, id, DLS_MEDIUM_ID_LEN); /* lower case */
 }
 
 /* A printable copy of a name for messages (bytes outside 0x20–0x7E as \xHH). */

@@ -11,6 +11,7 @@
 #include "audit/internal.h"
 
 #include <inttypes.h>
+#include <sodium.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -207,8 +208,10 @@ static int render(text_out *t, const uint8_t *p, size_t n, size_t *off, int dept
     case DLS_MP_BIN:
     case DLS_MP_EXT:
         tput(t, it.type == DLS_MP_BIN ? "0x" : "ext:0x", it.type == DLS_MP_BIN ? 2 : 6);
-        for (uint32_t i = 0; i < it.len && !t->cut; i++)
-            tprintf(t, "%02x", it.data[i]);
+        for (uint32_t i = 0; i < it.len && !t->cut; i++) {
+            char hx[3];
+            tput(t, sodium_bin2hex(hx, sizeof hx, it.data + i, 1), 2);
+        }
         break;
     case DLS_MP_ARRAY:
     case DLS_MP_MAP: {
@@ -318,12 +321,12 @@ static void fmt_rel(char *out, size_t cap, uint64_t ns, uint64_t step)
     double v = (double)ns;
     if (step >= 60000000000ull && ns % 60000000000ull == 0)
         snprintf(out, cap, "+%.0f min", v / 6e10);
-    else if (step >= 1000000000ull)
-        snprintf(out, cap, "+%g s", v / 1e9);
-    else if (step >= 1000000ull)
-        snprintf(out, cap, "+%g ms", v / 1e6);
-    else if (step >= 1000ull)
-        snprintf(out, cap, "+%g us", v / 1e3);
+    else if (step >= DLS_NS_PER_S)
+        snprintf(out, cap, "+%g s", v / (double)DLS_NS_PER_S);
+    else if (step >= DLS_NS_PER_MS)
+        snprintf(out, cap, "+%g ms", v / (double)DLS_NS_PER_MS);
+    else if (step >= DLS_NS_PER_US)
+        snprintf(out, cap, "+%g us", v / (double)DLS_NS_PER_US);
     else
         snprintf(out, cap, "+%" PRIu64 " ns", ns);
 }

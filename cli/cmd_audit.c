@@ -14,6 +14,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include <sodium.h>
+
 #include "cli/cli.h"
 #include "cli/media.h"
 #include "daolease/redis.h"
@@ -160,12 +162,7 @@ static void where_error(const char *file, const char *what, int rc, const dls_wh
 
 static void hex16(const uint8_t *id, char out[33])
 {
-    static const char d[] = "0123456789abcdef";
-    for (int i = 0; i < 16; i++) {
-        out[2 * i] = d[id[i] >> 4];
-        out[2 * i + 1] = d[id[i] & 15];
-    }
-    out[32] = 0;
+    sodium_bin2hex(out, 33, id, 16); /* lower case */
 }
 
 /* ---- JSON output ------------------------------------------------------------ */

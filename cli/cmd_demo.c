@@ -28,8 +28,8 @@
 #include "daolease/judge.h"
 #include "daolease/redis.h"
 
-#define MS 1000000ull
-#define SECOND 1000000000ull
+#define MS DLS_NS_PER_MS
+#define SECOND DLS_NS_PER_S
 #define RUN_LIMIT (120 * SECOND)
 #define AGENTS_MAX 64
 #define ITEMS_MAX 1000
@@ -492,8 +492,9 @@ static void report_victims(const struct demo *d)
             printf("agent-%d's item/%02u (lease %" PRIu64 "): reclaimed by silence %.3f s after "
                    "the kill (bound from the last renewal: duration + tolerance + cadence "
                    "= %.3f s)\n",
-                   x->agent + 1, x->item, x->lease, (double)(x->reclaimed_at - x->killed_at) / 1e9,
-                   (double)bound / 1e9);
+                   x->agent + 1, x->item, x->lease,
+                   (double)(x->reclaimed_at - x->killed_at) / (double)DLS_NS_PER_S,
+                   (double)bound / (double)DLS_NS_PER_S);
     }
 }
 

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <sodium.h>
+
 #include "cli/cli.h"
 #include "daolease/fact.h"
 #include "cli/json/json.h"
@@ -35,36 +37,27 @@ typedef struct opts {
 
 /* ---- hex ----------------------------------------------------------------- */
 
-static int unhex1(int c)
-{
-    return c >= '0' && c <= '9' ? c - '0'
-           : c >= 'a' && c <= 'f' ? c - 'a' + 10
-           : c >= 'A' && c <= 'F' ? c - 'A' + 10
-                                  : -1;
-}
-
-/* Decodes s[0..n) in place; returns the byte count or -1 at offset *bad. */
+/* Decodes s[0..n) in place (byte k is written after digits 2k and 2k+1
+ * are read); returns the byte count, or -1 with *bad the digit offset of
+ * the first incomplete or invalid pair (an odd count: the lone last digit). */
 static long unhex(char *s, size_t n, size_t *bad)
 {
-    if (n % 2) {
-        *bad = n;
+    size_t k;
+    const char *end;
+    if (sodium_hex2bin((unsigned char *)s, n / 2, s, n, NULL, &k, &end) != 0 || end != s + n) {
+        *bad = (size_t)(end - s);
         return -1;
     }
-    for (size_t i = 0; i < n; i += 2) {
-        int hi = unhex1((unsigned char)s[i]), lo = unhex1((unsigned char)s[i + 1]);
-        if (hi < 0 || lo < 0) {
-            *bad = hi < 0 ? i : i + 1;
-            return -1;
-        }
-        s[i / 2] = (char)(hi << 4 | lo);
-    }
-    return (long)(n / 2);
+    return (long)k;
 }
 
 static void put_hex(FILE *f, const uint8_t *p, size_t n)
 {
-    for (size_t i = 0; i < n; i++)
-        fprintf(f, "%02x", p[i]);
+    char hex[2 * 64 + 1];
+    for (size_t i = 0; i < n; i += 64) {
+        size_t k = n - i < 64 ? n - i : 64;
+        fputs(sodium_bin2hex(hex, sizeof hex, p + i, k), f);
+    }
     fputc('\n', f);
 }
 

@@ -24,8 +24,6 @@
 #include "daolease/judge.h"
 #include "cli/json/json.h"
 
-#define SECOND 1000000000ull
-
 static const char usage_text[] =
     "usage: daolease judge --config FILE [--passes N] [--create]\n"
     "                      [--lost-ledger INVENTORY --floor N]\n\n"
@@ -445,10 +443,10 @@ static int loop(struct judge_proc *p, uint64_t max_passes)
         ck_passes += r.has_now;
         if (maybe_checkpoint(p, &ck_passes, &ck_bytes)) {
             dls_cli_error("judge", "%s: the checkpoint's commit record was not appended",
-                          p->cfg.journal);
+                          dls_medium_name(p->journal));
             return DLS_EXIT_FAIL;
         }
-        if (first || dls_passed(last_status, now, SECOND - 1)) {
+        if (first || dls_passed(last_status, now, DLS_NS_PER_S - 1)) {
             status(p, &r, &t);
             last_status = now;
             first = false;
@@ -458,7 +456,7 @@ static int loop(struct judge_proc *p, uint64_t max_passes)
         uint64_t sleep = p->cfg.cadence.ns / 2;
         if (r.next_due > now && r.next_due - now < sleep)
             sleep = r.next_due - now;
-        dls_cli_sleep(sleep ? sleep : 1000000);
+        dls_cli_sleep(sleep ? sleep : DLS_NS_PER_MS);
     }
     return DLS_EXIT_OK;
 }

@@ -23,6 +23,7 @@
 #include "cli/json/json.h"
 #include "cli/jview.h"
 #include "cli/media.h"
+#include "vocab/vec.h"
 
 static const char usage_text[] =
     "usage: daolease status --journal J [--media M[=PARTY]...] [--grantor NAME\n"
@@ -61,17 +62,14 @@ typedef struct sl_medium {
     const char *party;
     dls_medium *m;
     dls_resolver *r;
-    sl_stamp *stamps;
-    size_t n, cap;
+    dls_vec stamps; /* sl_stamp */
 } sl_medium;
 
 typedef struct status {
-    sl_lease *leases;
-    size_t n, cap;
+    dls_vec leases;      /* sl_lease */
     uint32_t *index;     /* open addressing: lease id → leases index + 1 */
     size_t icap;
-    uint8_t *arena;
-    size_t an, acap;
+    dls_vec arena; /* bytes: subjects and holders */
     sl_medium *media;
     size_t nmedia;
     bool has_now;
@@ -80,20 +78,9 @@ typedef struct status {
     bool verify;
 } status;
 
-static int grow(void **p, size_t *cap, size_t need, size_t elem)
-{
-    if (need <= *cap)
-        return 0;
-    size_t n = *cap ? *cap : 256;
-    while (n < need)
-        n *= 2;
-    void *q = realloc(*p, n * elem);
-    if (!q)
-        return -1;
-    *p = q;
-    *cap = n;
-    return 0;
-}
+#define LEASE(s, i) DLS_VEC_AT((s)->leases, sl_lease, i)
+#define STAMP(m, i) DLS_VEC_AT((m)->stamps, sl_stamp, i)
+#define ARENA(s) ((uint8_t *)(s)->arena.p)
 
 static size_t slot(const status *s, uint64_t id)
 {
@@ -102,7 +89,7 @@ static size_t slot(const status *s, uint64_t id)
 
 static int index_put(status *s, uint64_t id, uint32_t v)
 {
-    if ((s->n + 1) * 2 > s->icap) {
+    if ((s->leases.n + 1) * 2 > s->icap) {
         size_t ncap = s->icap ? s->icap * 2 : 1024;
         uint32_t *ni = calloc(ncap, sizeof *ni);
         if (!ni)
@@ -113,7 +100,7 @@ static int index_put(status *s, uint64_t id, uint32_t v)
         s->icap = ncap;
         for (size_t i = 0; i < ocap; i++)
             if (old[i]) {
-                size_t k = slot(s, s->leases[old[i] - 1].id);
+                size_t k = slot(s, LEASE(s, old[i] - 1).id);
                 while (s->index[k])
                     k = (k + 1) & (s->icap - 1);
                 s->index[k] = old[i];
@@ -132,18 +119,18 @@ static sl_lease *find(status *s, uint64_t id)
     if (!s->icap)
         return NULL;
     for (size_t k = slot(s, id); s->index[k]; k = (k + 1) & (s->icap - 1))
-        if (s->leases[s->index[k] - 1].id == id)
-            return &s->leases[s->index[k] - 1];
+        if (LEASE(s, s->index[k] - 1).id == id)
+            return &LEASE(s, s->index[k] - 1);
     return NULL;
 }
 
 static int keep_bytes(status *s, dls_bytes b, uint32_t *off)
 {
-    if (grow((void **)&s->arena, &s->acap, s->an + b.n, 1))
+    if (dls_vec_reserve(&s->arena, 1, s->arena.n + b.n))
         return -1;
-    memcpy(s->arena + s->an, b.p, b.n);
-    *off = (uint32_t)s->an;
-    s->an += b.n;
+    memcpy(ARENA(s) + s->arena.n, b.p, b.n);
+    *off = (uint32_t)s->arena.n;
+    s->arena.n += b.n;
     return 0;
 }
 
@@ -152,9 +139,9 @@ static int on_grant(status *s, const dls_fact *f)
     sl_lease *l = find(s, f->lease);
     if (l) /* a double grant: the first stands (audit reports it) */
         return 0;
-    if (grow((void **)&s->leases, &s->cap, s->n + 1, sizeof *s->leases))
+    if (dls_vec_reserve(&s->leases, sizeof *l, s->leases.n + 1))
         return -1;
-    l = &s->leases[s->n];
+    l = &LEASE(s, s->leases.n);
     memset(l, 0, sizeof *l);
     l->id = f->lease;
     l->subject_len = (uint32_t)f->subject.n;
@@ -165,9 +152,9 @@ static int on_grant(status *s, const dls_fact *f)
     l->granted_at = s->now;
     l->live = true;
     if (keep_bytes(s, f->subject, &l->subject_off) || keep_bytes(s, f->holder, &l->holder_off) ||
-        index_put(s, f->lease, (uint32_t)s->n))
+        index_put(s, f->lease, (uint32_t)s->leases.n))
         return -1;
-    s->n++;
+    s->leases.n++;
     s->live++;
     return 0;
 }
@@ -187,11 +174,12 @@ static int on_mark(status *s, const dls_mark_view *v)
             sl_medium *m = &s->media[i];
             if (memcmp(dls_medium_id(m->m), e.medium, DLS_MEDIUM_ID_LEN))
                 continue;
-            if (m->n && m->stamps[m->n - 1].position >= e.position)
+            if (m->stamps.n && STAMP(m, m->stamps.n - 1).position >= e.position)
                 break;
-            if (grow((void **)&m->stamps, &m->cap, m->n + 1, sizeof *m->stamps))
+            sl_stamp *st = dls_vec_push(&m->stamps, sizeof *st);
+            if (!st)
                 return -1;
-            m->stamps[m->n++] = (sl_stamp){e.position, s->now};
+            *st = (sl_stamp){e.position, s->now};
             break;
         }
     }
@@ -224,25 +212,25 @@ static int read_journal(status *s, jv_reader *jr)
 /* The now of the first mark whose drained position covers `pos`. */
 static bool stamp_of(const sl_medium *m, uint64_t pos, uint64_t *now)
 {
-    size_t lo = 0, hi = m->n;
+    size_t lo = 0, hi = m->stamps.n;
     while (lo < hi) {
         size_t mid = (lo + hi) / 2;
-        if (m->stamps[mid].position > pos)
+        if (STAMP(m, mid).position > pos)
             hi = mid;
         else
             lo = mid + 1;
     }
-    if (lo == m->n)
+    if (lo == m->stamps.n)
         return false;
-    *now = m->stamps[lo].now;
+    *now = STAMP(m, lo).now;
     return true;
 }
 
 static void read_medium(status *s, sl_medium *m)
 {
-    if (!m->n)
+    if (!m->stamps.n)
         return;
-    uint64_t end = m->stamps[m->n - 1].position;
+    uint64_t end = STAMP(m, m->stamps.n - 1).position;
     dls_cursor *c;
     if (dls_cursor_new(&c, m->m, 0))
         return;
@@ -263,7 +251,7 @@ static void read_medium(status *s, sl_medium *m)
         uint64_t now;
         if (!l || !l->live || memcmp(l->medium, dls_medium_id(m->m), DLS_MEDIUM_ID_LEN) ||
             a.author.n != l->holder_len ||
-            memcmp(a.author.p, s->arena + l->holder_off, a.author.n) ||
+            memcmp(a.author.p, ARENA(s) + l->holder_off, a.author.n) ||
             !stamp_of(m, rec.position, &now) || now < l->granted_at)
             continue;
         if (f.kind == DLS_FACT_RELEASE) {
@@ -294,19 +282,19 @@ static uint64_t due_by(const status *s, const sl_lease *l)
 
 static void seconds(char *buf, size_t cap, int64_t ns)
 {
-    snprintf(buf, cap, "%+.3fs", (double)ns / 1e9);
+    snprintf(buf, cap, "%+.3fs", (double)ns / (double)DLS_NS_PER_S);
 }
 
 static void print_table(const status *s, dls_jbuf *b)
 {
     printf("%-8s %-24s %-16s %12s %12s %12s %10s\n", "LEASE", "SUBJECT", "HOLDER", "GRANTED",
            "RENEWED", "DUE-BY", "REMAINING");
-    for (size_t i = 0; i < s->n; i++) {
-        const sl_lease *l = &s->leases[i];
+    for (size_t i = 0; i < s->leases.n; i++) {
+        const sl_lease *l = &LEASE(s, i);
         if (!l->live)
             continue;
         b->n = 0;
-        if (dls_json_emit(b, s->arena + l->subject_off, l->subject_len, NULL))
+        if (dls_json_emit(b, ARENA(s) + l->subject_off, l->subject_len, NULL))
             dls_jbuf_puts(b, "?");
         char g[32], r[32] = "-", d[32], rem[32];
         uint64_t due = due_by(s, l);
@@ -317,10 +305,11 @@ static void print_table(const status *s, dls_jbuf *b)
             snprintf(d, sizeof d, "released");
         else
             seconds(d, sizeof d, (int64_t)(due - s->now));
-        snprintf(rem, sizeof rem, "%.3fs", due > s->now ? (double)(due - s->now) / 1e9 : 0.0);
+        snprintf(rem, sizeof rem, "%.3fs",
+                 due > s->now ? (double)(due - s->now) / (double)DLS_NS_PER_S : 0.0);
         printf("%-8" PRIu64 " %-24.24s %-16.*s %12s %12s %12s %10s\n", l->id, b->p ? b->p : "",
                (int)(l->holder_len > 16 ? 16 : l->holder_len),
-               (const char *)s->arena + l->holder_off, g, r, d, rem);
+               (const char *)ARENA(s) + l->holder_off, g, r, d, rem);
     }
     printf("%" PRIu64 " live lease%s at pass %" PRIu64 " (readings relative to its now)%s\n",
            s->live, s->live == 1 ? "" : "s", s->pass, s->verify ? "" : "; not verified");
@@ -328,8 +317,8 @@ static void print_table(const status *s, dls_jbuf *b)
 
 static int print_json(const status *s, dls_jbuf *b)
 {
-    for (size_t i = 0; i < s->n; i++) {
-        const sl_lease *l = &s->leases[i];
+    for (size_t i = 0; i < s->leases.n; i++) {
+        const sl_lease *l = &LEASE(s, i);
         if (!l->live)
             continue;
         uint64_t due = due_by(s, l);
@@ -337,10 +326,10 @@ static int print_json(const status *s, dls_jbuf *b)
         dls_jbuf_puts(b, "{\"lease\": ");
         dls_jbuf_uint(b, l->id);
         dls_jbuf_puts(b, ", \"subject\": ");
-        if (dls_json_emit(b, s->arena + l->subject_off, l->subject_len, NULL))
+        if (dls_json_emit(b, ARENA(s) + l->subject_off, l->subject_len, NULL))
             dls_jbuf_puts(b, "null");
         dls_jbuf_puts(b, ", \"holder\": ");
-        dls_jbuf_string(b, s->arena + l->holder_off, l->holder_len);
+        dls_jbuf_string(b, ARENA(s) + l->holder_off, l->holder_len);
         dls_jbuf_puts(b, ", \"granted_at\": ");
         dls_jbuf_uint(b, l->granted_at);
         dls_jbuf_puts(b, ", \"last_renewal\": ");
@@ -368,12 +357,12 @@ static void status_free(status *s)
         dls_resolver_del(s->media[i].r);
         dls_medium_del(s->media[i].m);
         free(s->media[i].path);
-        free(s->media[i].stamps);
+        dls_vec_free(&s->media[i].stamps);
     }
     free(s->media);
-    free(s->leases);
+    dls_vec_free(&s->leases);
     free(s->index);
-    free(s->arena);
+    dls_vec_free(&s->arena);
 }
 
 static int open_media(status *s, char **specs, size_t n, dls_keyring *kr)

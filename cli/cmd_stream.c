@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <sodium.h>
+
 #include "cli/cli.h"
 #include "daolease/redis.h"
 #include "daolease/jetstream.h"
@@ -170,10 +172,9 @@ static int cmd_create(int argc, char **argv)
                                      path, &s, &w);
     if (rc)
         return fail(path, rc, &w);
-    const uint8_t *id = dls_medium_id(m);
-    for (int i = 0; i < DLS_MEDIUM_ID_LEN; i++)
-        printf("%02x", id[i]);
-    printf("\n");
+    char hex[2 * DLS_MEDIUM_ID_LEN + 1];
+    sodium_bin2hex(hex, sizeof hex, dls_medium_id(m), DLS_MEDIUM_ID_LEN);
+    printf("%s\n", hex);
     dls_medium_del(m);
     return fflush(stdout) == 0 ? DLS_EXIT_OK : DLS_EXIT_FAIL;
 }

@@ -15,7 +15,9 @@
 #include "cli/jview.h"
 #include "cli/proc.h"
 
-#define POLL_NS (50 * 1000000ull)
+#include "vocab/vec.h"
+
+#define POLL_NS (50 * DLS_NS_PER_MS)
 
 static const char usage_text[] =
     "usage: daolease watch --journal J [--grantor NAME --keyring K] [--json]\n"
@@ -43,15 +45,16 @@ typedef struct wl {
 typedef struct watch {
     bool json, has_now;
     uint64_t pass, now;
-    wl *leases;
-    size_t n, cap;
+    dls_vec leases; /* wl */
 } watch;
+
+#define LEASE(w, i) DLS_VEC_AT((w)->leases, wl, i)
 
 static wl *find(watch *w, uint64_t lease)
 {
-    for (size_t i = w->n; i-- > 0;) /* recent first: lapses follow grants */
-        if (w->leases[i].lease == lease)
-            return &w->leases[i];
+    for (size_t i = w->leases.n; i-- > 0;) /* recent first: lapses follow grants */
+        if (LEASE(w, i).lease == lease)
+            return &LEASE(w, i);
     return NULL;
 }
 
@@ -67,22 +70,16 @@ static char *text(dls_jbuf *b, size_t from)
 
 static void remember(watch *w, uint64_t lease, const char *subject, const char *holder)
 {
-    if (w->n == w->cap) {
-        size_t ncap = w->cap ? w->cap * 2 : 64;
-        wl *x = realloc(w->leases, ncap * sizeof *x);
-        if (!x)
-            return;
-        w->leases = x;
-        w->cap = ncap;
-    }
-    w->leases[w->n++] = (wl){lease, strdup(subject), strdup(holder)};
+    wl *x = dls_vec_push(&w->leases, sizeof *x);
+    if (x)
+        *x = (wl){lease, strdup(subject), strdup(holder)};
 }
 
 static void forget(watch *w, wl *l)
 {
     free(l->subject);
     free(l->holder);
-    *l = w->leases[--w->n];
+    *l = LEASE(w, --w->leases.n);
 }
 
 static void header(watch *w, dls_jbuf *b, const char *event, uint64_t pos)
@@ -291,11 +288,11 @@ int dls_cmd_watch(int argc, char **argv)
                 forget(&w, l);
         }
     }
-    for (size_t i = 0; i < w.n; i++) {
-        free(w.leases[i].subject);
-        free(w.leases[i].holder);
+    for (size_t i = 0; i < w.leases.n; i++) {
+        free(LEASE(&w, i).subject);
+        free(LEASE(&w, i).holder);
     }
-    free(w.leases);
+    dls_vec_free(&w.leases);
     dls_jbuf_free(&b);
     dls_jbuf_free(&t);
     jv_close(&jr);

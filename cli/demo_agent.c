@@ -19,9 +19,9 @@
 #include "cli/proc.h"
 #include "daolease/holder.h"
 
-#define TURN_NS (5 * 1000000ull)
-#define ANSWER_WAIT_NS (30 * 1000000000ull) /* a judge that never answers */
-#define BUSY_BACKOFF_NS (50 * 1000000ull)   /* after a "busy" refusal */
+#define TURN_NS (5 * DLS_NS_PER_MS)
+#define ANSWER_WAIT_NS (30 * DLS_NS_PER_S)   /* a judge that never answers */
+#define BUSY_BACKOFF_NS (50 * DLS_NS_PER_MS) /* after a "busy" refusal */
 
 struct agent {
     const demo_params *p;

@@ -8,6 +8,9 @@
 #include <time.h>
 #include <unistd.h>
 
+
+#include "daolease/fact.h"
+
 pid_t dls_cli_spawn(char *const argv[], char *const env[])
 {
     pid_t pid = fork();
@@ -37,7 +40,7 @@ int dls_cli_exit_status(int wstatus)
 
 void dls_cli_sleep(uint64_t ns)
 {
-    struct timespec ts = {(time_t)(ns / 1000000000u), (long)(ns % 1000000000u)};
+    struct timespec ts = {(time_t)(ns / DLS_NS_PER_S), (long)(ns % DLS_NS_PER_S)};
     nanosleep(&ts, NULL);
 }
 

@@ -69,7 +69,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 #define FJ_PAYLOADS_MAX 24
 #define FJ_HEADER 3
-#define FJ_MS 1000000ull
+#define FJ_MS DLS_NS_PER_MS
 #define FJ_BASIS "boot-5b1e07c4/CLOCK_MONOTONIC"
 
 /* ---- memoized Ed25519 ----------------------------------------------------------- */

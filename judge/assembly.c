@@ -8,6 +8,8 @@
 #include "daolease/redis.h"
 #include "judge/internal.h"
 
+#include "vocab/where.h"
+
 /* ---- settings ---------------------------------------------------------------- */
 
 void dls_judge_settings_default(dls_judge_settings *s)
@@ -28,11 +30,7 @@ void dls_judge_settings_default(dls_judge_settings *s)
 
 static int refuse(dls_where *w, int code, uint64_t index, const char *reason)
 {
-    if (w) {
-        w->offset = index;
-        w->reason = reason;
-    }
-    return code;
+    return dls_where_fill(w, code, (dls_where){.offset = index, .reason = reason});
 }
 
 static int check_grantor(const dls_judge_settings *s, dls_where *w)

@@ -18,6 +18,8 @@
 #include "daolease/mark.h"
 #include "judge/internal.h"
 
+#include "vocab/where.h"
+
 /* Seals fact[0..n) for the journal and adds it to the batch. */
 static int add_record(dls_judge *j, const uint8_t *fact, size_t n)
 {
@@ -172,11 +174,9 @@ int jj_lock(dls_judge *j, const char *path, dls_where *w)
 {
     int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
     if (fd < 0) {
-        if (w) {
-            w->sys_errno = errno;
-            w->reason = "the journal lock file cannot be opened";
-        }
-        return DLS_ERR_IO;
+        return dls_where_fill(w, DLS_ERR_IO,
+                              (dls_where){.reason = "the journal lock file cannot be opened",
+                                          .sys_errno = errno});
     }
     struct flock fl;
     memset(&fl, 0, sizeof fl);
@@ -185,11 +185,10 @@ int jj_lock(dls_judge *j, const char *path, dls_where *w)
     if (fcntl(fd, F_OFD_SETLK, &fl) < 0) {
         int e = errno;
         close(fd);
-        if (w) {
-            w->sys_errno = e;
-            w->reason = "another judge holds the journal (its .lock file is locked)";
-        }
-        return e == EAGAIN || e == EACCES ? DLS_ERR_JOURNAL_LOCKED : DLS_ERR_IO;
+        return dls_where_fill(
+            w, e == EAGAIN || e == EACCES ? DLS_ERR_JOURNAL_LOCKED : DLS_ERR_IO,
+            (dls_where){.reason = "another judge holds the journal (its .lock file is locked)",
+                        .sys_errno = e});
     }
     j->lock_fd = fd;
     return 0;
@@ -208,11 +207,9 @@ int jj_lock_journal(dls_judge *j, const char *path, dls_where *w)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
-        if (w) {
-            w->sys_errno = errno;
-            w->reason = "the journal cannot be opened to lock it";
-        }
-        return DLS_ERR_IO;
+        return dls_where_fill(w, DLS_ERR_IO,
+                              (dls_where){.reason = "the journal cannot be opened to lock it",
+                                          .sys_errno = errno});
     }
     int rc;
     while ((rc = flock(fd, LOCK_EX | LOCK_NB)) < 0 && errno == EINTR) {
@@ -220,11 +217,10 @@ int jj_lock_journal(dls_judge *j, const char *path, dls_where *w)
     if (rc < 0) {
         int e = errno;
         close(fd);
-        if (w) {
-            w->sys_errno = e;
-            w->reason = "another judge holds this journal (through this or another path)";
-        }
-        return e == EWOULDBLOCK ? DLS_ERR_JOURNAL_LOCKED : DLS_ERR_IO;
+        return dls_where_fill(
+            w, e == EWOULDBLOCK ? DLS_ERR_JOURNAL_LOCKED : DLS_ERR_IO,
+            (dls_where){.reason = "another judge holds this journal (through this or another path)",
+                        .sys_errno = e});
     }
     j->lock_fd = fd;
     return 0;

@@ -29,6 +29,8 @@
 
 #include "judge/internal.h"
 
+#include "vocab/where.h"
+
 typedef struct jr_state {
     dls_judge *j;
     dls_where *w;
@@ -58,11 +60,8 @@ typedef struct jr_state {
 
 static int bad(jr_state *st, const char *reason)
 {
-    if (st->w) {
-        st->w->offset = st->position;
-        st->w->reason = reason;
-    }
-    return DLS_ERR_JOURNAL;
+    return dls_where_fill(st->w, DLS_ERR_JOURNAL,
+                          (dls_where){.offset = st->position, .reason = reason});
 }
 
 /* The assembly index of a medium id, or JL_NO_MEDIUM; `hint` is tried

@@ -74,21 +74,14 @@ static uint8_t *read_file(const char *path, size_t *n)
 
 static size_t unhex(const char *h, uint8_t *out, size_t cap)
 {
-    size_t n = strlen(h) / 2;
-    assert_true(n <= cap);
-    for (size_t i = 0; i < n; i++) {
-        unsigned v;
-        assert_int_equal(sscanf(h + 2 * i, "%2x", &v), 1);
-        out[i] = (uint8_t)v;
-    }
+    size_t n;
+    assert_int_equal(sodium_hex2bin(out, cap, h, strlen(h), NULL, &n, NULL), 0);
     return n;
 }
 
 static void tohex(const uint8_t *p, size_t n, char *out)
 {
-    for (size_t i = 0; i < n; i++)
-        sprintf(out + 2 * i, "%02x", p[i]);
-    out[2 * n] = 0;
+    sodium_bin2hex(out, 2 * n + 1, p, n);
 }
 
 static const uint8_t M1[16] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};

@@ -57,12 +57,8 @@
 
 static void unhex(const char *hex, uint8_t *out)
 {
-    size_t n = strlen(hex) / 2;
-    for (size_t i = 0; i < n; i++) {
-        unsigned v;
-        assert_int_equal(sscanf(hex + 2 * i, "%2x", &v), 1);
-        out[i] = (uint8_t)v;
-    }
+    size_t n = strlen(hex);
+    assert_int_equal(sodium_hex2bin(out, n / 2, hex, n, NULL, NULL, NULL), 0);
 }
 
 /* Subjects and proposal ids as encoded values. */
@@ -283,11 +279,11 @@ static void put_mark(tw *t, const mk *k)
     const char *basis = k->basis ? k->basis : BASIS;
     dls_mark m = {0};
     m.pass = k->pass;
-    m.now_ns = k->now_ms * 1000000ull;
+    m.now_ns = k->now_ms * DLS_NS_PER_MS;
     m.basis.p = (const uint8_t *)basis;
     m.basis.n = strlen(basis);
-    m.tolerance_ns = (k->tolerance_ms ? k->tolerance_ms : 250) * 1000000ull;
-    m.cadence_ns = 1000000000ull;
+    m.tolerance_ns = (k->tolerance_ms ? k->tolerance_ms : 250) * DLS_NS_PER_MS;
+    m.cadence_ns = DLS_NS_PER_S;
     m.drained = drained;
     m.n_drained = t->n_media;
     m.gaps = k->gaps;
@@ -1611,8 +1607,8 @@ static void put_mark_west(tw *t, uint64_t pass, uint64_t now_ns, bool west_fails
     m.now_ns = now_ns;
     m.basis.p = (const uint8_t *)BASIS;
     m.basis.n = strlen(BASIS);
-    m.tolerance_ns = 250 * 1000000ull;
-    m.cadence_ns = 1000000000ull;
+    m.tolerance_ns = 250 * DLS_NS_PER_MS;
+    m.cadence_ns = DLS_NS_PER_S;
     m.drained = drained;
     m.n_drained = 2;
     m.errors = errors;
@@ -1631,7 +1627,7 @@ static void put_mark_west(tw *t, uint64_t pass, uint64_t now_ns, bool west_fails
         lapsed(t, 2, DLS_CAUSE_SILENCE);
 }
 
-#define MSN(ms) ((uint64_t)(ms) * 1000000ull)
+#define MSN(ms) ((uint64_t)(ms) * DLS_NS_PER_MS)
 
 /* judge.md step 2, the bounds of the suspension: "once a medium has failed
  * in an unbroken run of consecutive passes for longer than duration +
@@ -1975,10 +1971,10 @@ static void test_large_mark(void **state)
     for (uint64_t pass = 1; pass <= 2; pass++) {
         dls_mark m = {0};
         m.pass = pass;
-        m.now_ns = pass * 1000000000ull;
+        m.now_ns = pass * DLS_NS_PER_S;
         m.basis = (dls_bytes){(const uint8_t *)BASIS, strlen(BASIS)};
         m.tolerance_ns = 250000000ull;
-        m.cadence_ns = 1000000000ull;
+        m.cadence_ns = DLS_NS_PER_S;
         m.drained = drained;
         m.n_drained = N;
         m.restarted = pass == 1;
@@ -2748,8 +2744,8 @@ static void test_judge_and_audit_count_alike(void **state)
     s.nticks = 1;
     s.media = jm;
     s.nmedia = 2;
-    s.tolerance_ns = 250 * 1000000ull;
-    s.cadence_ns = 1000 * 1000000ull;
+    s.tolerance_ns = 250 * DLS_NS_PER_MS;
+    s.cadence_ns = DLS_NS_PER_S;
     s.default_duration = dur(DLS_UNIT_S, 3);
     dls_judge_callbacks cb = {.reclaim = jr_reclaim};
     dls_judge *j = NULL;

@@ -26,6 +26,8 @@
 #include <cmocka.h>
 #include <jansson.h>
 
+#include <sodium.h>
+
 #include "daolease/attrib.h"
 #include "daolease/stream.h"
 
@@ -649,7 +651,7 @@ static void dump_gap_noted_and_continues(void **state)
  * (exit 0, the seal row last); SIGINT ends a follow with exit 0. */
 static void wait_for_lines(const fixture *f, size_t want)
 {
-    struct timespec ts = {0, 10 * 1000 * 1000};
+    struct timespec ts = {0, (long)(10 * DLS_NS_PER_MS)};
     for (int i = 0; i < 2000; i++) { /* a bound against hanging, not a timing check */
         char *s = read_file(tmp(f, ".stdout"), NULL);
         size_t n = s ? count_lines(s) : 0;
@@ -823,9 +825,7 @@ static void append_vocabulary_vectors(void **state)
         dls_record rec;
         assert_int_equal(dls_cursor_next(c, &rec, NULL), DLS_NEXT_OK);
         char got[2 * DLS_RECORD_MAX + 1];
-        for (size_t k = 0; k < rec.n; k++)
-            snprintf(got + 2 * k, 3, "%02x", rec.p[k]);
-        got[2 * rec.n] = 0;
+        sodium_bin2hex(got, sizeof got, rec.p, rec.n);
         assert_string_equal(got, hex[i]);
         free(hex[i]);
     }

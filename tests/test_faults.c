@@ -43,6 +43,8 @@
 
 #include <jansson.h>
 
+#include <sodium.h>
+
 #include "daolease/attrib.h"
 #include "daolease/audit.h"
 #include "daolease/error.h"
@@ -203,13 +205,8 @@ static char *read_text(const char *rel, size_t *n)
 
 static size_t unhex(const char *hex, uint8_t *out, size_t cap)
 {
-    size_t n = strlen(hex) / 2;
-    assert_true(n <= cap);
-    for (size_t i = 0; i < n; i++) {
-        unsigned v;
-        assert_int_equal(sscanf(hex + 2 * i, "%2x", &v), 1);
-        out[i] = (uint8_t)v;
-    }
+    size_t n;
+    assert_int_equal(sodium_hex2bin(out, cap, hex, strlen(hex), NULL, &n, NULL), 0);
     return n;
 }
 

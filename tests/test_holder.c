@@ -40,6 +40,8 @@
 #include "daolease/fact.h"
 #include "daolease/holder.h"
 #include "daolease/host.h"
+
+#include "vocab/vec.h"
 #include "daolease/judge.h"
 #include "daolease/mark.h"
 #include "daolease/medium_impl.h"
@@ -47,8 +49,8 @@
 #include "daolease/tick.h"
 #include "holder/holder_int.h"
 
-#define MS 1000000ull
-#define S 1000000000ull
+#define MS DLS_NS_PER_MS
+#define S DLS_NS_PER_S
 
 /* ---- a test medium: in memory, appends can fail or take time -------------- */
 
@@ -58,8 +60,7 @@ typedef struct tm_rec {
 } tm_rec;
 
 typedef struct testmed {
-    tm_rec *recs;
-    size_t n, cap;
+    dls_vec recs; /* tm_rec */
     bool sealed;
     int fail;                     /* non-zero: appends answer this error */
     void (*during)(void *ctx);    /* called while an append is in flight */
@@ -90,30 +91,23 @@ static int tm_append_batch(void *impl, const uint8_t *const *recs, const size_t 
         return m->fail;
     }
     if (m->lose) {
-        *first = m->n; /* acknowledged at a position the next append reuses */
+        *first = m->recs.n; /* acknowledged at a position the next append reuses */
         m->appends_ok++;
         return 0;
     }
     for (size_t i = 0; i < count; i++) {
         if (m->sealed)
             return DLS_ERR_SEALED;
-        if (m->n == m->cap) {
-            size_t cap = m->cap ? m->cap * 2 : 64;
-            tm_rec *r = realloc(m->recs, cap * sizeof *r);
-            if (!r)
-                return DLS_ERR_NOMEM;
-            m->recs = r;
-            m->cap = cap;
-        }
+        if (dls_vec_reserve(&m->recs, sizeof(tm_rec), m->recs.n + 1))
+            return DLS_ERR_NOMEM;
         uint8_t *p = malloc(lens[i]);
         if (!p)
             return DLS_ERR_NOMEM;
         memcpy(p, recs[i], lens[i]);
         if (i == 0)
-            *first = m->n;
-        m->recs[m->n].p = p;
-        m->recs[m->n].n = lens[i];
-        m->n++;
+            *first = m->recs.n;
+        DLS_VEC_AT(m->recs, tm_rec, m->recs.n) = (tm_rec){p, lens[i]};
+        m->recs.n++;
         if (lens[i] == DLS_SEAL_RECORD_LEN &&
             memcmp(recs[i], DLS_SEAL_RECORD, DLS_SEAL_RECORD_LEN) == 0)
             m->sealed = true;
@@ -139,11 +133,11 @@ static dls_next tm_cursor_next(void *cimpl, dls_record *rec, dls_where *w)
     tm_cur *c = cimpl;
     if (c->m->read_fail)
         return DLS_NEXT_ERROR;
-    if (c->pos >= c->m->n)
+    if (c->pos >= c->m->recs.n)
         return DLS_NEXT_BLOCKED;
     rec->position = c->pos;
-    rec->p = c->m->recs[c->pos].p;
-    rec->n = c->m->recs[c->pos].n;
+    rec->p = DLS_VEC_AT(c->m->recs, tm_rec, c->pos).p;
+    rec->n = DLS_VEC_AT(c->m->recs, tm_rec, c->pos).n;
     c->pos++;
     return DLS_NEXT_OK;
 }
@@ -156,9 +150,9 @@ static void tm_cursor_del(void *cimpl)
 static void tm_del(void *impl)
 {
     testmed *m = impl;
-    for (size_t i = 0; i < m->n; i++)
-        free(m->recs[i].p);
-    free(m->recs);
+    for (size_t i = 0; i < m->recs.n; i++)
+        free(DLS_VEC_AT(m->recs, tm_rec, i).p);
+    dls_vec_free(&m->recs);
     free(m);
 }
 
@@ -508,7 +502,7 @@ static void mark_at(fx *f, uint64_t drained, bool gap, uint64_t gap_from, uint64
 /* A judge that drained everything the holder wrote so far. */
 static void mark_all(fx *f)
 {
-    mark_at(f, f->hmi->n, false, 0, 0, 0, f->grantor);
+    mark_at(f, f->hmi->recs.n, false, 0, 0, 0, f->grantor);
 }
 
 /* Reads the next record the holder wrote to its medium: verifies it is
@@ -1469,7 +1463,7 @@ static void test_confirmation_by_position(void **state)
     dls_holder_lease li;
     assert_int_equal(dls_holder_lease_info(f->h, 1, &li), 0);
     uint64_t p = li.last_position;
-    assert_true(p == f->hmi->n - 1);
+    assert_true(p == f->hmi->recs.n - 1);
     /* drained == p: the judge has not read the renewal yet */
     tick_at(f, 11 * S + 100 * MS);
     mark_at(f, p, false, 0, 0, 0, f->grantor);
@@ -1584,7 +1578,7 @@ static void test_due_in_mark_stops_at_once(void **state)
     step(f);
     tick_at(f, 11 * S + 100 * MS);
     f->auto_mark = false;
-    mark_at(f, f->hmi->n, false, 0, 0, 1, f->grantor); /* due: lease 1, policy */
+    mark_at(f, f->hmi->recs.n, false, 0, 0, 1, f->grantor); /* due: lease 1, policy */
     assert_true(dls_holder_may_act(f->h, 1)); /* may_act does not read the journal */
     step(f);
     const dls_holder_event *e = find_event(f, DLS_HOLDER_BOUND);
@@ -1595,7 +1589,7 @@ static void test_due_in_mark_stops_at_once(void **state)
     fx_del(f);
     f = fx_granted(1, 10 * S, 3 * S, 0);
     tick_at(f, 10 * S + 100 * MS);
-    mark_at(f, f->hmi->n, false, 0, 0, 1, f->forger);
+    mark_at(f, f->hmi->recs.n, false, 0, 0, 1, f->forger);
     step(f);
     assert_int_equal(count_events(f, DLS_HOLDER_BOUND), 0);
     assert_true(f->res.forged == 1);
@@ -1777,7 +1771,7 @@ static void test_new_journal_regrant_accepted(void **state)
     assert_true(dls_holder_may_act(f->h, 5)); /* the old lease runs out ... */
 
     tick_at(f, 12 * S);
-    first_mark_with_floor(f, j2, 7, (uint64_t)f->hmi->n);
+    first_mark_with_floor(f, j2, 7, (uint64_t)f->hmi->recs.n);
     dls_medium *j1 = f->journal;
     f->journal = j2; /* grant() and mark_at() write to the new journal */
     grant(f, f->grantor, 6, HOLDER, NULL, 3 * S, 0, NULL);        /* <= floor */
@@ -1865,10 +1859,11 @@ static uint32_t facts_at(fx *f, uint64_t pos, bool secret, uint64_t n, uint32_t 
         assert_int_equal(dls_resolver_new_signed(&r, dls_medium_id(f->hm), kr), 0);
     else
         assert_int_equal(dls_resolver_new_medium(&r, dls_medium_id(f->hm), HOLDER, NULL), 0);
-    assert_true(pos < f->hmi->n);
+    assert_true(pos < f->hmi->recs.n);
     dls_attribution a;
     dls_facts it;
-    dls_resolver_attribute_facts(r, f->hmi->recs[pos].p, f->hmi->recs[pos].n, &a, &it);
+    dls_resolver_attribute_facts(r, DLS_VEC_AT(f->hmi->recs, tm_rec, pos).p,
+                                 DLS_VEC_AT(f->hmi->recs, tm_rec, pos).n, &a, &it);
     assert_true(a.attributed);
     dls_bytes fb;
     uint32_t count = 0;
@@ -1897,7 +1892,7 @@ static void test_batched_renewals_one_append(void **state)
     (void)state;
     for (int secret = 1; secret >= 0; secret--) {
         fx *f = fx_batched(64, secret, 5);
-        size_t before = f->hmi->n;
+        size_t before = f->hmi->recs.n;
         uint64_t appends_before = f->hmi->appends_ok;
         tick_at(f, 11 * S);
         step(f);
@@ -1906,10 +1901,10 @@ static void test_batched_renewals_one_append(void **state)
         assert_true(f->hmi->appends_ok == appends_before + 1);
         uint32_t rel = 0;
         if (secret) {
-            assert_true(f->hmi->n == before + 1); /* one batch envelope */
+            assert_true(f->hmi->recs.n == before + 1); /* one batch envelope */
             assert_int_equal(facts_at(f, before, true, 5, &rel), 5);
         } else {
-            assert_true(f->hmi->n == before + 5); /* five bare records, one write */
+            assert_true(f->hmi->recs.n == before + 5); /* five bare records, one write */
             for (size_t k = 0; k < 5; k++)
                 assert_int_equal(facts_at(f, before + k, false, 5, &rel), 1);
         }
@@ -1943,7 +1938,7 @@ static void test_batch_max_and_releases(void **state)
     assert_int_equal(dls_holder_release(f->h, 4, false), DLS_ERR_IO);
     assert_int_equal(dls_holder_release(f->h, 5, true), DLS_ERR_IO);
     f->hmi->fail = 0;
-    size_t before = f->hmi->n;
+    size_t before = f->hmi->recs.n;
     tick_at(f, 11 * S);
     step(f);
     assert_int_equal(count_events(f, DLS_HOLDER_RENEWED), 3);
@@ -1956,12 +1951,12 @@ static void test_batch_max_and_releases(void **state)
 
     /* batch_max 2: five renewals in three appends (2 + 2 + 1 plain) */
     f = fx_batched(2, true, 5);
-    before = f->hmi->n;
+    before = f->hmi->recs.n;
     tick_at(f, 11 * S);
     step(f);
     assert_int_equal(count_events(f, DLS_HOLDER_RENEWED), 5);
     assert_true(f->res.appends == 3);
-    assert_true(f->hmi->n == before + 3);
+    assert_true(f->hmi->recs.n == before + 3);
     rel = 0;
     assert_int_equal(facts_at(f, before, true, 5, &rel), 2);
     assert_int_equal(facts_at(f, before + 1, true, 5, &rel), 2);
@@ -2409,7 +2404,7 @@ static void run_property(uint64_t seed, int steps)
              * renewals so far, at the holder's next step; one time in five
              * with a gap over all of them instead (never confirmed) */
             bool gap = rng_below(5) == 0;
-            mark_at(f, f->hmi->n, gap, 0, f->hmi->n, 0, f->grantor);
+            mark_at(f, f->hmi->recs.n, gap, 0, f->hmi->recs.n, 0, f->grantor);
             for (size_t k = 0; k < nm; k++) {
                 model_lease *l = &ml[k];
                 if (l->pend && !gap) {

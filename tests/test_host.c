@@ -768,7 +768,7 @@ static void *stress_run(void *p)
         int k = (int)(x % ST_KEYS);
         snprintf(key, sizeof key, "key%d", k);
         uint64_t e;
-        if (dls_host_take(s->h, S(key), S(holder), 1000000000, &e) != 0) {
+        if (dls_host_take(s->h, S(key), S(holder), DLS_NS_PER_S, &e) != 0) {
             atomic_fetch_add(&s->failures, 1);
             continue;
         }

@@ -38,11 +38,7 @@
 
 static void hex_to(const char *hex, uint8_t *out, size_t n)
 {
-    for (size_t i = 0; i < n; i++) {
-        unsigned v;
-        assert_int_equal(sscanf(hex + 2 * i, "%2x", &v), 1);
-        out[i] = (uint8_t)v;
-    }
+    assert_int_equal(sodium_hex2bin(out, n, hex, 2 * n, NULL, NULL, NULL), 0);
 }
 
 static uint8_t *read_file(const char *path, size_t *n)

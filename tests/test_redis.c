@@ -32,6 +32,8 @@
 
 #include <hiredis/hiredis.h>
 
+#include <sodium.h>
+
 #include "daolease/attrib.h"
 #include "daolease/holder.h"
 #include "daolease/judge.h"
@@ -77,7 +79,7 @@ static int free_port(void)
 
 static void sleep_ms(unsigned ms)
 {
-    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    struct timespec ts = {ms / 1000, (long)(ms % 1000 * DLS_NS_PER_MS)};
     while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
     }
 }
@@ -458,8 +460,7 @@ static void test_layout_ok_blocked(void **state)
     x = adm("GET %s:id", key);
     char hex[33];
     const uint8_t *id = dls_medium_id(m);
-    for (int i = 0; i < 16; i++)
-        snprintf(hex + 2 * i, 3, "%02x", id[i]);
+    sodium_bin2hex(hex, sizeof hex, id, 16);
     assert_string_equal(x->str, hex);
     freeReplyObject(x);
 

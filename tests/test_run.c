@@ -45,7 +45,7 @@ static int run_sh(const char *fmt, ...)
 
 static void sleep_ms(unsigned ms)
 {
-    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    struct timespec ts = {ms / 1000, (long)(ms % 1000 * DLS_NS_PER_MS)};
     while (nanosleep(&ts, &ts) && errno == EINTR)
         ;
 }
@@ -330,8 +330,8 @@ static void test_new_journal_regrant_keeps_run(void **state)
     memcpy(dp.medium, dls_medium_id(a1), DLS_MEDIUM_ID_LEN);
     dp.position = from;
     dls_mark m = {
-        .pass = 1, .now_ns = 1000000000ull, .basis = {(const uint8_t *)"b", 1},
-        .tolerance_ns = 250000000ull, .cadence_ns = 100000000ull,
+        .pass = 1, .now_ns = DLS_NS_PER_S, .basis = {(const uint8_t *)"b", 1},
+        .tolerance_ns = 250 * DLS_NS_PER_MS, .cadence_ns = 100 * DLS_NS_PER_MS,
         .drained = &dp, .n_drained = 1, .restarted = true,
     };
     uint8_t buf[512];

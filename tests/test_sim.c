@@ -42,6 +42,7 @@
 #include "daolease/mark.h"
 #include "daolease/medium_impl.h"
 #include "daolease/stream.h"
+#include "vocab/vec.h"
 
 #define MS DLS_MS
 #define NH 12           /* holders */
@@ -220,14 +221,16 @@ typedef struct world {
     dls_judge *j;
     uint8_t hkey[16];
     uint64_t now, prev_now, last_mark_now;
-    olease *L;
-    size_t nL, lo;          /* leases below lo are all lapsed */
+    dls_vec L; /* olease, by lease id - 1 */
+    size_t lo; /* leases below lo are all lapsed */
     uint64_t highest;
-    delayed *q;
-    size_t nq, capq;
+    dls_vec q; /* delayed */
     uint64_t passes, restarts, lapsed, granted, silence, gaps, errors, forged_sent, copies_sent;
     bool overrun;
 } world;
+
+#define LSE(i) DLS_VEC_AT(W.L, olease, i)
+#define QD(i) DLS_VEC_AT(W.q, delayed, i)
 
 static world W;
 
@@ -240,9 +243,9 @@ static void sim_fail(const char *what, uint64_t lease)
 
 static olease *ol(uint64_t id)
 {
-    if (id == 0 || id > W.nL)
+    if (id == 0 || id > W.L.n)
         return NULL;
-    return &W.L[id - 1];
+    return &LSE(id - 1);
 }
 
 /* ---- the owner's resource: reclaim ---------------------------------------------------------- */
@@ -305,28 +308,24 @@ static void seal_into(logrec *r, const dls_secret *signer, int m, const dls_fact
 /* A holder's append arrives after a flight delay (in order per medium). */
 static void send(int m, const logrec *r)
 {
-    if (W.nq == W.capq) {
-        W.capq = W.capq ? W.capq * 2 : 256;
-        W.q = realloc(W.q, W.capq * sizeof *W.q);
-        assert_non_null(W.q);
-    }
+    assert_int_equal(dls_vec_reserve(&W.q, sizeof(delayed), W.q.n + 1), 0);
     uint64_t at = W.now + below(60) * MS;
-    for (size_t i = 0; i < W.nq; i++)
-        if (W.q[i].medium == m && W.q[i].at > at)
-            at = W.q[i].at;
-    W.q[W.nq++] = (delayed){at, m, *r};
+    for (size_t i = 0; i < W.q.n; i++)
+        if (QD(i).medium == m && QD(i).at > at)
+            at = QD(i).at;
+    QD(W.q.n++) = (delayed){at, m, *r};
 }
 
 static void deliver(void)
 {
     size_t k = 0;
-    for (size_t i = 0; i < W.nq; i++) {
-        if (W.q[i].at <= W.now)
-            append_now(W.q[i].medium, &W.q[i].rec);
+    for (size_t i = 0; i < W.q.n; i++) {
+        if (QD(i).at <= W.now)
+            append_now(QD(i).medium, &QD(i).rec);
         else
-            W.q[k++] = W.q[i];
+            QD(k++) = QD(i);
     }
-    W.nq = k;
+    W.q.n = k;
 }
 
 /* ---- holders ----------------------------------------------------------------------------------- */
@@ -602,10 +601,10 @@ static void oracle_media(omark *mk)
         uint64_t from = ml->read_to;
         if (mk->has_gap[m]) {
             W.gaps++;
-            for (size_t i = W.lo; i < W.nL; i++)
-                if (W.L[i].live && W.L[i].medium == m) {
-                    W.L[i].unknown = true;
-                    W.L[i].resumed = W.now;
+            for (size_t i = W.lo; i < W.L.n; i++)
+                if (LSE(i).live && LSE(i).medium == m) {
+                    LSE(i).unknown = true;
+                    LSE(i).resumed = W.now;
                 }
             from = mk->gap_to[m];
         }
@@ -631,13 +630,13 @@ static void oracle_classify(omark *mk)
     for (size_t i = 1; i < mk->ndue; i++)
         if (mk->due[i].lease <= mk->due[i - 1].lease)
             sim_fail("due not in ascending lease id", mk->due[i].lease);
-    while (W.lo < W.nL && !W.L[W.lo].live)
+    while (W.lo < W.L.n && !LSE(W.lo).live)
         W.lo++;
     for (size_t i = 0; i < mk->ndue; i++)
         if (mk->due[i].lease <= W.lo)
             sim_fail("a lapsed lease due again", mk->due[i].lease);
-    for (size_t i = W.lo; i < W.nL; i++) {
-        olease *l = &W.L[i];
+    for (size_t i = W.lo; i < W.L.n; i++) {
+        olease *l = &LSE(i);
         uint64_t id = i + 1;
         if (!l->live || l->pending) {
             dls_cause c;
@@ -711,14 +710,13 @@ static void oracle_grant(const dls_fact *f)
     }
     assert_true(s >= 0);
     bool shared = (f->keys & DLS_K_MODE) && f->mode == DLS_MODE_SHARED;
-    for (size_t i = W.lo; i < W.nL; i++)
-        if (W.L[i].live && W.L[i].subject == s && (!shared || !W.L[i].shared))
+    for (size_t i = W.lo; i < W.L.n; i++)
+        if (LSE(i).live && LSE(i).subject == s && (!shared || !LSE(i).shared))
             sim_fail("a double grant", f->lease);
     if (memcmp(f->medium, dls_medium_id(W.media[W.h[hi].medium]), 16) != 0)
         sim_fail("a grant registered on another medium than the proposal's", f->lease);
-    W.L = realloc(W.L, (W.nL + 1) * sizeof *W.L);
-    assert_non_null(W.L);
-    olease *l = &W.L[W.nL++];
+    assert_int_equal(dls_vec_reserve(&W.L, sizeof(olease), W.L.n + 1), 0);
+    olease *l = &LSE(W.L.n++);
     memset(l, 0, sizeof *l);
     l->live = true;
     l->shared = shared;
@@ -791,12 +789,12 @@ static void oracle_pass(const dls_judge_pass_result *r)
          * it known again in oracle_media; a gap is oracle_media's) — issue
          * 12 item 17. */
         bool any = false;
-        for (size_t i = W.lo; i < W.nL; i++)
-            any |= W.L[i].live;
+        for (size_t i = W.lo; i < W.L.n; i++)
+            any |= LSE(i).live;
         if (mk.kept != any)
             sim_fail("kept on the first mark differs from whether a live lease was recovered", 0);
-        for (size_t i = W.lo; i < W.nL; i++) {
-            olease *l = &W.L[i];
+        for (size_t i = W.lo; i < W.L.n; i++) {
+            olease *l = &LSE(i);
             int m = l->medium;
             if (l->live && (!mk.kept || mk.error[m])) {
                 l->unknown = true;
@@ -823,8 +821,8 @@ static void oracle_pass(const dls_judge_pass_result *r)
         else if (f.kind == DLS_FACT_REFUSAL)
             oracle_refusal(&f);
     }
-    for (size_t i = W.lo; i < W.nL; i++)
-        W.L[i].ended = false; /* consumed: due at this pass (policy or earlier) */
+    for (size_t i = W.lo; i < W.L.n; i++)
+        LSE(i).ended = false; /* consumed: due at this pass (policy or earlier) */
 }
 
 /* ---- episodes ------------------------------------------------------------------------------------ */
@@ -849,8 +847,8 @@ static void restart(void)
         bool lost = (W.log[m].n > RING_CAP || W.wraps[m]->read_error) && W.log[m].read_to > 0;
         if (!lost)
             continue;
-        for (size_t i = W.lo; i < W.nL; i++) {
-            olease *l = &W.L[i];
+        for (size_t i = W.lo; i < W.L.n; i++) {
+            olease *l = &LSE(i);
             if (l->live && l->medium == m) {
                 if (l->obs < W.last_mark_now)
                     l->obs = W.last_mark_now;
@@ -945,8 +943,8 @@ static void teardown_episode(void)
         dls_secret_del(W.h[i].key);
     dls_secret_del(W.grantor);
     dls_keyring_del(W.kr);
-    free(W.L);
-    free(W.q);
+    dls_vec_free(&W.L);
+    dls_vec_free(&W.q);
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", W.dir);
     assert_int_equal(system(cmd), 0);

@@ -5,8 +5,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <sodium.h>
+
 #include "cli/json/json.h"
 #include "vocab/mp.h"
+
+#include "vocab/where.h"
 
 /* ---- the buffer ---------------------------------------------------------- */
 
@@ -66,15 +70,12 @@ static int put_int(dls_jbuf *b, int64_t v)
 
 static int put_hex(dls_jbuf *b, const uint8_t *p, size_t n)
 {
-    static const char digits[] = "0123456789abcdef";
     if (reserve(b, 2 * n + 2))
         return DLS_ERR_NOMEM;
     char *o = b->p + b->n;
     *o++ = '"';
-    for (size_t i = 0; i < n; i++) {
-        *o++ = digits[p[i] >> 4];
-        *o++ = digits[p[i] & 15];
-    }
+    sodium_bin2hex(o, 2 * n + 1, p, n); /* lower case; its NUL is overwritten */
+    o += 2 * n;
     *o++ = '"';
     b->n = (size_t)(o - b->p);
     b->p[b->n] = 0;
@@ -230,12 +231,7 @@ static int fail(dls_jbuf *b, size_t start, dls_where *w, int rc, size_t off, con
         b->n = start;
         b->p[start] = 0;
     }
-    if (w) {
-        memset(w, 0, sizeof *w);
-        w->offset = off;
-        w->reason = why;
-    }
-    return rc;
+    return dls_where_fill(w, rc, (dls_where){.offset = off, .reason = why});
 }
 
 int dls_json_emit(dls_jbuf *b, const uint8_t *p, size_t n, dls_where *w)

@@ -15,7 +15,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <sodium.h>
+
 #include "cli/json/json.h"
+
+#include "vocab/vec.h"
 
 typedef struct big {
     uint64_t value;
@@ -75,8 +79,7 @@ static bool is_num(char c)
 }
 
 /* Checks one number token t[at..end); a big one is appended to *bigs. */
-static int number(const char *t, size_t at, size_t end, big **bigs, size_t *nbig,
-                  dls_json_error *e)
+static int number(const char *t, size_t at, size_t end, dls_vec *bigs, dls_json_error *e)
 {
     bool neg = t[at] == '-';
     uint64_t v = 0;
@@ -96,17 +99,14 @@ static int number(const char *t, size_t at, size_t end, big **bigs, size_t *nbig
         return error_at(e, at, line_of(t, at), "an integer below -2^63");
     if (neg || v <= INT64_MAX)
         return 0;
-    if ((*nbig & (*nbig - 1)) == 0) { /* grow at powers of two */
-        big *g = realloc(*bigs, (*nbig ? *nbig * 2 : 1) * sizeof *g);
-        if (!g)
-            return DLS_ERR_NOMEM;
-        *bigs = g;
-    }
-    (*bigs)[(*nbig)++] = (big){v, at, end};
+    big *g = dls_vec_push(bigs, sizeof *g);
+    if (!g)
+        return DLS_ERR_NOMEM;
+    *g = (big){v, at, end};
     return 0;
 }
 
-static int prescan(const char *t, size_t len, big **bigs, size_t *nbig, dls_json_error *e)
+static int prescan(const char *t, size_t len, dls_vec *bigs, dls_json_error *e)
 {
     for (size_t i = 0; i < len;) {
         if (t[i] == '"') {
@@ -118,7 +118,7 @@ static int prescan(const char *t, size_t len, big **bigs, size_t *nbig, dls_json
             size_t end = i;
             while (end < len && is_num(t[end]))
                 end++;
-            int rc = number(t, i, end, bigs, nbig, e);
+            int rc = number(t, i, end, bigs, e);
             if (rc)
                 return rc;
             i = end;
@@ -186,14 +186,6 @@ static void pop(conv *c, size_t old)
     c->path[old] = 0;
 }
 
-static int unhex(char ch)
-{
-    return ch >= '0' && ch <= '9' ? ch - '0'
-           : ch >= 'a' && ch <= 'f' ? ch - 'a' + 10
-           : ch >= 'A' && ch <= 'F' ? ch - 'A' + 10
-                                    : -1;
-}
-
 /* Decodes a hex string into a malloc'd buffer (*out NULL for empty). */
 static int hex_value(conv *c, const json_t *v, uint8_t **out, size_t *n)
 {
@@ -210,13 +202,9 @@ static int hex_value(conv *c, const json_t *v, uint8_t **out, size_t *n)
     uint8_t *b = malloc(*n);
     if (!b)
         return DLS_ERR_NOMEM;
-    for (size_t i = 0; i < *n; i++) {
-        int hi = unhex(s[2 * i]), lo = unhex(s[2 * i + 1]);
-        if (hi < 0 || lo < 0) {
-            free(b);
-            return fail(c, "a hex value holds a non-hex character");
-        }
-        b[i] = (uint8_t)(hi << 4 | lo);
+    if (sodium_hex2bin(b, *n, s, len, NULL, NULL, NULL) != 0) {
+        free(b);
+        return fail(c, "a hex value holds a non-hex character");
     }
     *out = b;
     return 0;
@@ -351,17 +339,18 @@ int dls_json_to_msgpack(const char *text, size_t len, uint8_t **out, size_t *out
         return error_at(e, 0, 0, "no input");
     *out = NULL;
     *out_len = 0;
-    big *bigs = NULL;
-    size_t nbig = 0;
-    int rc = prescan(text, len, &bigs, &nbig, e);
+    dls_vec big_vec = {0};
+    int rc = prescan(text, len, &big_vec, e);
     if (rc) {
-        free(bigs);
+        dls_vec_free(&big_vec);
         return rc;
     }
+    const big *bigs = big_vec.p;
+    size_t nbig = big_vec.n;
     char *copy = NULL;
     size_t clen = len;
     if (nbig && !(copy = with_reals(text, len, bigs, nbig, &clen))) {
-        free(bigs);
+        dls_vec_free(&big_vec);
         return DLS_ERR_NOMEM;
     }
     json_error_t je;
@@ -388,6 +377,6 @@ int dls_json_to_msgpack(const char *text, size_t len, uint8_t **out, size_t *out
         json_decref(root);
     }
     free(copy);
-    free(bigs);
+    dls_vec_free(&big_vec);
     return rc;
 }

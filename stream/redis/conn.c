@@ -2,6 +2,9 @@
  * (see conn.h for why the socket is not hiredis's). */
 #include "stream/redis/conn.h"
 
+#include "daolease/fact.h"
+#include "vocab/where.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <netdb.h>
@@ -122,7 +125,7 @@ static int64_t now_ms(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / (long)DLS_NS_PER_MS;
 }
 
 /* Milliseconds left before `deadline`, at least 0. */
@@ -153,11 +156,7 @@ static int wait_fd(int fd, short events, int64_t deadline)
 
 static int transport(dls_where *w, const char *reason, int err)
 {
-    if (w) {
-        w->reason = reason;
-        w->sys_errno = err;
-    }
-    return DLS_ERR_TRANSPORT;
+    return dls_where_fill(w, DLS_ERR_TRANSPORT, (dls_where){.reason = reason, .sys_errno = err});
 }
 
 /* ---- connection --------------------------------------------------------- */

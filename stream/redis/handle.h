@@ -19,6 +19,8 @@
 #include "stream/redis/conn.h"
 #include "stream/redis/rds.h"
 
+#include "vocab/where.h"
+
 enum { K_STREAM, K_NEXT, K_ID, K_SEALED, K_MAXLEN, K_WRITER, K_COUNT };
 #define RDS_NKEYS "6" /* K_COUNT as the scripts' numkeys argument */
 
@@ -68,11 +70,7 @@ extern const dls_medium_ops rds_ops;
 /* Fills w (offset, static reason) when given; answers `code`. */
 static inline int rds_fail(dls_where *w, int code, uint64_t off, const char *reason)
 {
-    if (w) {
-        w->offset = off;
-        w->reason = reason;
-    }
-    return code;
+    return dls_where_fill(w, code, (dls_where){.offset = off, .reason = reason});
 }
 
 void rds_free_replies(redisReply **rep, size_t n);

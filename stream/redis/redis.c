@@ -18,29 +18,18 @@
 
 static void hex16(char out[33], const uint8_t id[16])
 {
-    static const char d[] = "0123456789abcdef";
-    for (int i = 0; i < 16; i++) {
-        out[2 * i] = d[id[i] >> 4];
-        out[2 * i + 1] = d[id[i] & 15];
-    }
-    out[32] = '\0';
+    sodium_bin2hex(out, 33, id, 16); /* lower case */
 }
 
+/* 32 lower-case hex digits (the form hex16 writes; upper case refused). */
 static int unhex16(const char *s, size_t n, uint8_t id[16])
 {
     if (n != 32)
         return -1;
-    for (size_t i = 0; i < 32; i++) {
-        char c = s[i];
-        int v = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-        if (v < 0)
+    for (size_t i = 0; i < 32; i++)
+        if (s[i] >= 'A' && s[i] <= 'F')
             return -1;
-        if (i % 2 == 0)
-            id[i / 2] = (uint8_t)(v << 4);
-        else
-            id[i / 2] |= (uint8_t)v;
-    }
-    return 0;
+    return sodium_hex2bin(id, 16, s, 32, NULL, NULL, NULL) == 0 ? 0 : -1;
 }
 
 /* ---- session ------------------------------------------------------------ */

@@ -2,13 +2,15 @@
  * the API exists and refuses clearly. */
 #include "daolease/redis.h"
 
+#include "vocab/where.h"
+
 static int unsupported(dls_medium **out, dls_where *w)
 {
     if (out)
         *out = NULL;
-    if (w)
-        w->reason = "built without Redis support (hiredis not found at build time)";
-    return DLS_ERR_CONFIG;
+    return dls_where_fill(
+        w, DLS_ERR_CONFIG,
+        (dls_where){.reason = "built without Redis support (hiredis not found at build time)"});
 }
 
 int dls_redis_create(dls_medium **out, const char *url, const dls_redis_settings *s,

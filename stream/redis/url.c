@@ -1,6 +1,9 @@
 /* daolease — redis:// URL parsing for the Redis Streams medium. */
 #include "stream/redis/rds.h"
 
+#include "vocab/where.h"
+
+#include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,22 +27,7 @@ int rds_parse_u64(const char *s, size_t n, uint64_t *out)
 
 static int bad(dls_where *w, size_t off, const char *reason)
 {
-    if (w) {
-        w->offset = off;
-        w->reason = reason;
-    }
-    return DLS_ERR_CONFIG;
-}
-
-static int hexval(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
+    return dls_where_fill(w, DLS_ERR_CONFIG, (dls_where){.offset = off, .reason = reason});
 }
 
 /* Percent-decodes s[0 … n) into a new string; NUL bytes refused.
@@ -53,16 +41,13 @@ static int pct_decode(const char *s, size_t n, char **out, size_t *outlen)
     for (size_t i = 0; i < n; i++) {
         char c = s[i];
         if (c == '%') {
-            if (i + 2 >= n) {
+            unsigned char b;
+            if (i + 2 >= n || sodium_hex2bin(&b, 1, s + i + 1, 2, NULL, NULL, NULL) != 0 ||
+                b == 0) {
                 free(d);
                 return -1;
             }
-            int h = hexval(s[i + 1]), l = hexval(s[i + 2]);
-            if (h < 0 || l < 0 || (h == 0 && l == 0)) {
-                free(d);
-                return -1;
-            }
-            c = (char)(h * 16 + l);
+            c = (char)b;
             i += 2;
         }
         d[k++] = c;
