@@ -181,6 +181,7 @@ static void work(struct agent *a, unsigned item, uint64_t lease)
         /* Done under an earlier lease whose commit never counted (the lease
          * lapsed first, e.g. while a medium failed over): release with commit
          * now, so the owner learns the item is finished and stops granting it. */
+        progress(a, 'A', item, lease);
         if (dls_holder_release(a->holder, lease, true) == 0)
             dls_holder_forget(a->holder, lease);
         mark_done(a, item);
