@@ -141,6 +141,10 @@ static int open_jetstream_journal(struct judge_proc *p, const char *path, bool c
         }
         memset(&w, 0, sizeof w);
         rc = dls_jetstream_create(&p->journal, path, &js, &w);
+        if (rc == DLS_ERR_EXISTS) { /* made meanwhile (another judge's --create) */
+            memset(&w, 0, sizeof w);
+            rc = dls_jetstream_open(&p->journal, path, DLS_OPEN_APPEND, &js, &w);
+        }
     }
     if (rc)
         dls_cli_error("judge", "%s: %s", path, w.reason ? w.reason : dls_strerror(rc));
@@ -471,6 +475,11 @@ static int loop(struct judge_proc *p, uint64_t max_passes)
         int rc = dls_judge_pass(p->judge, &r);
         if (rc) {
             dls_cli_error("judge", "%s: pass: %s", dls_medium_name(p->journal), dls_strerror(rc));
+            if (rc == DLS_ERR_JOURNAL_WRITE && dls_jetstream_is_exclusive(p->journal))
+                dls_cli_error("judge", "%s: another writer appended to this exclusive JetStream "
+                                       "journal (another judge?), or the cluster did not "
+                                       "answer: this judge stops (docs/jetstream.md)",
+                              dls_medium_name(p->journal));
             if (dls_err_is_fatal(rc) || rc == DLS_ERR_TICKS_ENDED)
                 return DLS_EXIT_FAIL;
         }
