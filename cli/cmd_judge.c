@@ -21,6 +21,7 @@
 #include "cli/media.h"
 #include "cli/proc.h"
 #include "daolease/checkpoint.h"
+#include "daolease/jetstream.h"
 #include "daolease/judge.h"
 #include "cli/json/json.h"
 
@@ -33,8 +34,9 @@ static const char usage_text[] =
     "  --config FILE   party (the grantor), key, keyring, journal, media,\n"
     "                  tolerance, cadence, duration ... (docs/config.md)\n"
     "  --passes N      stop after N passes with a now (a decimal number >= 1)\n"
-    "  --create        create the journal file when it does not exist (a new\n"
-    "                  ledger; also \"create_journal\": true in the config);\n"
+    "  --create        create the journal (a file or a nats:// stream) when it\n"
+    "                  does not exist (a new ledger; also \"create_journal\":\n"
+    "                  true in the config);\n"
     "                  without it a missing journal is an error\n"
     "  --lost-ledger INVENTORY\n"
     "                  start a new journal after a lost one: reclaim and re-grant\n"
@@ -114,6 +116,40 @@ static int open_media(struct judge_proc *p)
     return 0;
 }
 
+/* A nats:// journal (issue 16 item 2; docs/jetstream.md, A journal on
+ * JetStream): opened `exclusive` — every append expects the last sequence
+ * this handle saw, so a judge that finds another writer's record fails
+ * (DLS_ERR_LOCKED) and stops instead of interleaving — with the config's
+ * sync (a stream provides data/group only with file storage on 2 or more
+ * replicas). Created only when asked, like a file journal. */
+static int open_jetstream_journal(struct judge_proc *p, const char *path, bool create)
+{
+    dls_jetstream_settings js;
+    dls_jetstream_settings_default(&js);
+    js.sync = dls_cli_sync(p->cfg.sync);
+    js.exclusive = true;
+    dls_where w = {0};
+    int rc = dls_jetstream_open(&p->journal, path, DLS_OPEN_APPEND, &js, &w);
+    if (rc == DLS_ERR_NOTFOUND) {
+        if (!create) {
+            dls_cli_error("judge", "%s: no such journal (pass --create or set "
+                                   "\"create_journal\": true to start a new ledger; after a "
+                                   "lost journal see docs/judge.md, Lost ledger)",
+                          path);
+            return DLS_ERR_NOTFOUND;
+        }
+        memset(&w, 0, sizeof w);
+        rc = dls_jetstream_create(&p->journal, path, &js, &w);
+        if (rc == DLS_ERR_EXISTS) { /* made meanwhile (another judge's --create) */
+            memset(&w, 0, sizeof w);
+            rc = dls_jetstream_open(&p->journal, path, DLS_OPEN_APPEND, &js, &w);
+        }
+    }
+    if (rc)
+        dls_cli_error("judge", "%s: %s", path, w.reason ? w.reason : dls_strerror(rc));
+    return rc;
+}
+
 /* The journal (judge.md, Assembly, revision 4): a file journal is opened
  * `exclusive` — the stream writer lock taken on its own open file
  * description and held for the judge's lifetime, so a second judge reaching
@@ -127,6 +163,8 @@ static int open_journal(struct judge_proc *p)
     if (!strncmp(path, "redis://", 8))
         return dls_cli_open(&p->journal, "judge", path, DLS_OPEN_APPEND, create,
                             dls_cli_sync(p->cfg.sync));
+    if (dls_jetstream_is_url(path))
+        return open_jetstream_journal(p, path, create);
     dls_medium_settings ms;
     dls_medium_settings_default(&ms);
     ms.sync = dls_cli_sync(p->cfg.sync);
@@ -436,6 +474,11 @@ static int loop(struct judge_proc *p, uint64_t max_passes)
         int rc = dls_judge_pass(p->judge, &r);
         if (rc) {
             dls_cli_error("judge", "%s: pass: %s", dls_medium_name(p->journal), dls_strerror(rc));
+            if (rc == DLS_ERR_JOURNAL_WRITE && dls_jetstream_is_exclusive(p->journal))
+                dls_cli_error("judge", "%s: another writer appended to this exclusive JetStream "
+                                       "journal (another judge?), or the cluster did not "
+                                       "answer: this judge stops (docs/jetstream.md)",
+                              dls_medium_name(p->journal));
             if (dls_err_is_fatal(rc) || rc == DLS_ERR_TICKS_ENDED)
                 return DLS_EXIT_FAIL;
         }

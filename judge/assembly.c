@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "daolease/jetstream.h"
 #include "daolease/redis.h"
 #include "judge/internal.h"
 
@@ -55,11 +56,19 @@ static int check_journal(const dls_judge_settings *s, dls_where *w)
     if (dls_medium_sync(s->journal) == DLS_SYNC_NONE)
         return refuse(w, DLS_ERR_JOURNAL_SYNC, 0,
                       "the journal must be opened with sync data or group, not none");
-    if (dls_medium_kind_of(s->journal) != DLS_MEDIUM_FILE && !dls_redis_is_medium(s->journal) &&
-        !s->journal_lock_path)
+    if (s->journal_lock_path || dls_medium_kind_of(s->journal) == DLS_MEDIUM_FILE ||
+        dls_redis_is_medium(s->journal))
+        return 0;
+    /* issue 16 item 2: a JetStream journal is fenced by the medium itself
+     * when opened exclusive (expected-last-sequence on every append) */
+    if (dls_jetstream_is_exclusive(s->journal))
+        return 0;
+    if (dls_medium_kind_of(s->journal) == DLS_MEDIUM_JETSTREAM)
         return refuse(w, DLS_ERR_CONFIG, 0,
-                      "a journal that is not a file needs journal_lock_path (one judge at a time)");
-    return 0;
+                      "a JetStream journal must be opened exclusive (its writer fence) or "
+                      "given journal_lock_path (one judge at a time)");
+    return refuse(w, DLS_ERR_CONFIG, 0,
+                  "a journal that is not a file needs journal_lock_path (one judge at a time)");
 }
 
 static int check_retention(dls_medium *m)
@@ -222,6 +231,9 @@ static int take_lock(dls_judge *j, const dls_judge_settings *s, dls_where *w)
     }
     if (s->journal_lock_path)
         return jj_lock(j, s->journal_lock_path, w);
+    /* an exclusive JetStream journal is its own fence (check_journal) */
+    if (dls_jetstream_is_exclusive(s->journal))
+        return 0;
     return jj_lock_journal(j, dls_medium_name(s->journal), w);
 }
 

@@ -37,6 +37,7 @@
 #include "daolease/holder.h"
 #include "daolease/jetstream.h"
 #include "daolease/judge.h"
+#include "daolease/mark.h"
 #include "daolease/stream.h"
 #include "daolease/tick.h"
 #include "stream/jetstream/jsm.h"
@@ -1535,6 +1536,291 @@ static void test_judge_restarts_from_jetstream_journal(void **state)
     dls_secret_del(agent);
 }
 
+/* ---- a JetStream journal for the judge (issue 16 item 2) ------------------ */
+
+/* issue 16 item 2; judge.md, Assembly: a JetStream journal opened
+ * `exclusive` is its own writer fence, so the judge accepts it without
+ * journal_lock_path; the same stream opened without exclusive and without
+ * a lock path is refused (DLS_ERR_CONFIG, a reason saying to open it
+ * exclusive). A single-replica stream declares sync none and stays refused
+ * (the journal needs data/group: file storage on 2 or more replicas). */
+static void test_judge_assembly_exclusive_journal(void **state)
+{
+    (void)state;
+    NEED_SERVER();
+    need_cluster();
+    char jurl[400], one[200];
+    fresh_cluster(jurl, "asm-journal", "?replicas=3&sync=data&timeout_ms=5000");
+    fresh(one, "asm-single", "?sync=none");
+    dls_medium_del(create(jurl));
+    dls_medium_del(create(one));
+    uint8_t seed[32];
+    memset(seed, 7, sizeof seed);
+    dls_secret *grantor;
+    assert_int_equal(dls_secret_from_seed(&grantor, "judge", DLS_KEY_ED25519, seed), 0);
+    dls_medium *ticks;
+    assert_int_equal(dls_ring_new(&ticks, NULL), 0);
+    dls_resolver *rt;
+    assert_int_equal(dls_resolver_new_medium(&rt, dls_medium_id(ticks), "ticker", NULL), 0);
+    dls_judge_tick_source ts = {ticks, rt, "ticker", "test-basis", 0};
+
+    dls_jetstream_settings ex;
+    dls_jetstream_settings_default(&ex);
+    ex.exclusive = true;
+    dls_jetstream_settings shared;
+    dls_jetstream_settings_default(&shared);
+    dls_medium *jx, *js_shared, *j1;
+    dls_where w = {0};
+    assert_int_equal(dls_jetstream_open(&jx, jurl, DLS_OPEN_APPEND, &ex, &w), 0);
+    assert_int_equal(dls_jetstream_open(&js_shared, jurl, DLS_OPEN_APPEND, &shared, &w), 0);
+    assert_int_equal(dls_jetstream_open(&j1, one, DLS_OPEN_APPEND, &ex, &w), 0);
+    assert_true(dls_jetstream_is_exclusive(jx));
+    assert_false(dls_jetstream_is_exclusive(js_shared));
+    assert_false(dls_jetstream_is_exclusive(ticks)); /* not a JetStream medium */
+    assert_false(dls_jetstream_is_exclusive(NULL));
+
+    dls_judge_settings js;
+    dls_judge_settings_default(&js);
+    js.grantor = grantor;
+    js.ticks = &ts;
+    js.nticks = 1;
+    js.tolerance_ns = 100 * DLS_MS;
+    js.cadence_ns = 1000 * DLS_MS;
+    dls_judge_callbacks cb = {.reclaim = on_reclaim};
+    reclaims rc = {0};
+    dls_judge *j = NULL;
+
+    /* non-exclusive, no lock path: refused, naming the way out */
+    js.journal = js_shared;
+    memset(&w, 0, sizeof w);
+    assert_int_equal(dls_judge_new(&j, &js, &cb, &rc, &w), DLS_ERR_CONFIG);
+    assert_non_null(w.reason);
+    assert_non_null(strstr(w.reason, "exclusive"));
+    /* sync none (one replica): refused for its sync, exclusive or not */
+    js.journal = j1;
+    memset(&w, 0, sizeof w);
+    assert_int_equal(dls_judge_new(&j, &js, &cb, &rc, &w), DLS_ERR_JOURNAL_SYNC);
+    /* exclusive, no lock path: accepted, and its first pass appends */
+    js.journal = jx;
+    memset(&w, 0, sizeof w);
+    int e = dls_judge_new(&j, &js, &cb, &rc, &w);
+    if (e)
+        fprintf(stderr, "judge: %s (%s)\n", dls_strerror(e), w.reason ? w.reason : "");
+    assert_int_equal(e, 0);
+    tick_at(ticks, 1000 * DLS_MS);
+    dls_judge_pass_result pr;
+    judge_pass(j, &pr);
+    assert_true(pr.restarted);
+    dls_judge_del(j);
+
+    dls_medium_del(jx);
+    dls_medium_del(js_shared);
+    dls_medium_del(j1);
+    dls_resolver_del(rt);
+    dls_medium_del(ticks);
+    dls_secret_del(grantor);
+}
+
+/* Starts `daolease ARGS...` in `dir`, stdout/stderr to dir/<tag>.out|err. */
+static pid_t cli_start(const char *dir, const char *tag, const char *const *args)
+{
+    const char *bin = getenv("DAOLEASE_BIN");
+    assert_non_null(bin);
+    char out[256], err[256];
+    snprintf(out, sizeof out, "%s/%s.out", dir, tag);
+    snprintf(err, sizeof err, "%s/%s.err", dir, tag);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        int o = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        int e = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (o < 0 || e < 0 || chdir(dir) != 0)
+            _exit(126);
+        dup2(o, 1);
+        dup2(e, 2);
+        char *argv[16];
+        size_t i = 0;
+        argv[i++] = (char *)bin;
+        for (; args[i - 1] && i < 15; i++)
+            argv[i] = (char *)args[i - 1];
+        argv[i] = NULL;
+        execv(bin, argv);
+        _exit(127);
+    }
+    return pid;
+}
+
+/* Waits for pid at most `ms`; its exit status, or -1 (then killed). */
+static int cli_wait(pid_t pid, unsigned ms)
+{
+    int st;
+    for (unsigned i = 0; i < ms / 10; i++) {
+        if (waitpid(pid, &st, WNOHANG) == pid)
+            return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+        sleep_ms(10);
+    }
+    kill(pid, SIGKILL);
+    waitpid(pid, &st, 0);
+    return -1;
+}
+
+/* The journal's pass marks carrying `restarted` (one per judge start that
+ * wrote, judge.md "Journal"), every record verifying as the grantor's. */
+static unsigned restarts(const char *url, dls_keyring *kr)
+{
+    dls_medium *m = open_read(url);
+    dls_resolver *res;
+    assert_int_equal(dls_resolver_new_signed(&res, dls_medium_id(m), kr), 0);
+    dls_cursor *c;
+    assert_int_equal(dls_cursor_new(&c, m, 0), 0);
+    unsigned n = 0;
+    dls_record r;
+    while (dls_cursor_next(c, &r, NULL) == DLS_NEXT_OK) {
+        dls_attribution a;
+        dls_resolver_attribute(res, r.p, r.n, &a);
+        assert_true(a.attributed);
+        dls_mark_view v;
+        if (dls_mark_classify(a.fact.p, a.fact.n) == DLS_MARK_REC_MARK &&
+            dls_mark_decode(a.fact.p, a.fact.n, &v, NULL) == 0 && v.restarted)
+            n++;
+    }
+    dls_cursor_del(c);
+    dls_resolver_del(res);
+    dls_medium_del(m);
+    return n;
+}
+
+static bool file_has(const char *dir, const char *name, const char *needle)
+{
+    char path[256];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "rb");
+    char buf[8192] = "";
+    size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+    if (f)
+        fclose(f);
+    buf[n] = '\0';
+    bool yes = strstr(buf, needle) != NULL;
+    if (!yes)
+        fprintf(stderr, "%s: wanted \"%s\", got: %s\n", path, needle, buf);
+    return yes;
+}
+
+/* issue 16 item 2 (docs/jetstream.md, A journal on JetStream; judge.md,
+ * Assembly): `daolease judge` takes a nats:// journal on the three-node
+ * cluster (R3, file storage, sync data). A missing journal is an error
+ * unless --create. Two judges on two "machines" (two working directories
+ * sharing nothing but the cluster) started at the same moment: the
+ * journal's fence (expected-last-sequence, `exclusive`) lets exactly one
+ * write — the other's first append fails and it exits non-zero saying
+ * another writer appended — and `daolease run` holders are granted by the
+ * one left. */
+static void test_judge_cli_two_machines(void **state)
+{
+    (void)state;
+    NEED_SERVER();
+    const char *bin = getenv("DAOLEASE_BIN");
+    if (!bin) {
+        skip();
+        return;
+    }
+    need_cluster();
+    char a[128], b[128];
+    snprintf(a, sizeof a, "%s/machine-a-%u", g_dir, ++g_no);
+    snprintf(b, sizeof b, "%s/machine-b-%u", g_dir, g_no);
+    assert_int_equal(mkdir(a, 0700), 0);
+    assert_int_equal(mkdir(b, 0700), 0);
+    assert_int_equal(sh("cd %s && \"%s\" keygen arbiter >> keyring && \"%s\" keygen a1 >> "
+                        "keyring && cp keyring arbiter.secret %s/",
+                        a, bin, bin, b),
+                     0);
+    char jurl[400], murl[400], cfg[2000], path[256];
+    fresh_cluster(jurl, "cli-journal", "?replicas=3&sync=data&timeout_ms=5000");
+    fresh_cluster(murl, "cli-agent", "?replicas=3&timeout_ms=5000");
+    dls_medium_del(create(murl));
+    int cn = snprintf(cfg, sizeof cfg,
+                      "{\"party\": \"arbiter\", \"key\": \"arbiter.secret\", \"keyring\": "
+                      "\"keyring\", \"journal\": \"%s\", \"media\": [\"%s\"], "
+                      "\"tolerance\": {\"ms\": 250}, \"cadence\": {\"ms\": 100}, "
+                      "\"duration\": {\"s\": 3}}\n",
+                      jurl, murl);
+    assert_true(cn > 0 && (size_t)cn < sizeof cfg);
+    for (int k = 0; k < 2; k++) {
+        snprintf(path, sizeof path, "%s/judge.json", k ? b : a);
+        FILE *f = fopen(path, "w");
+        assert_non_null(f);
+        fputs(cfg, f);
+        fclose(f);
+    }
+    snprintf(path, sizeof path, "%s/run.json", a);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fprintf(f, "{\"party\": \"a1\", \"key\": \"a1.secret\", \"keyring\": \"keyring\", "
+               "\"grantor\": \"arbiter\", \"journal\": \"%s\", \"medium\": \"%s\", "
+               "\"duration\": {\"s\": 3}}\n",
+            jurl, murl);
+    fclose(f);
+    dls_keyring *kr;
+    snprintf(path, sizeof path, "%s/keyring", a);
+    dls_where w = {0};
+    assert_int_equal(dls_keyring_load(&kr, path, &w), 0);
+
+    /* a missing journal: an error naming the way out, nothing created */
+    const char *run[] = {"judge", "--config", "judge.json", NULL};
+    const char *first[] = {"judge", "--config", "judge.json", "--create", "--passes", "2", NULL};
+    assert_int_not_equal(cli_wait(cli_start(a, "judge-0", run), 30000), 0);
+    assert_true(file_has(a, "judge-0.err", "no such journal"));
+    assert_true(file_has(a, "judge-0.err", "--create"));
+    dls_medium *probe = NULL;
+    assert_int_equal(dls_jetstream_open(&probe, jurl, DLS_OPEN_READ, NULL, &w),
+                     DLS_ERR_NOTFOUND);
+    /* --create: the journal is made (R3 file storage: sync data holds) */
+    assert_int_equal(cli_wait(cli_start(a, "judge-1", first), 60000), 0);
+    assert_int_equal(restarts(jurl, kr), 1);
+
+    /* both machines start their judge at once */
+    pid_t both[2] = {cli_start(a, "judge-2", run), cli_start(b, "judge-2", run)};
+    int loser = -1, st = 0;
+    for (int i = 0; i < 3000 && loser < 0; i++, sleep_ms(10))
+        for (int k = 0; k < 2 && loser < 0; k++)
+            if (waitpid(both[k], &st, WNOHANG) == both[k])
+                loser = k;
+    unsigned n = restarts(jurl, kr);
+    if (loser >= 0) {
+        /* the loser's first append failed: exactly one of the two wrote */
+        assert_int_equal(n, 2);
+    } else {
+        /* the later one opened after the other's first append and wrote
+         * after it (never inside it); the earlier one fails at its next
+         * append, which the holder below causes (docs/jetstream.md) */
+        fprintf(stderr, "judge-2: the later judge took over (%u restarts)\n", n);
+        assert_int_equal(n, 3);
+    }
+
+    /* a holder on machine A is granted by the judge left, and releases */
+    const char *hold[] = {"run", "--config", "run.json", "--subject", "s1", "--wait", "30s",
+                          "--", "true", NULL};
+    assert_int_equal(cli_wait(cli_start(a, "run-1", hold), 90000), 0);
+    for (int i = 0; i < 3000 && loser < 0; i++, sleep_ms(10))
+        for (int k = 0; k < 2 && loser < 0; k++)
+            if (waitpid(both[k], &st, WNOHANG) == both[k])
+                loser = k;
+    assert_true(loser >= 0);
+    assert_true(WIFEXITED(st) && WEXITSTATUS(st) != 0);
+    assert_true(file_has(loser ? b : a, "judge-2.err", "another writer appended"));
+    assert_int_equal(waitpid(both[1 - loser], NULL, WNOHANG), 0); /* the other runs */
+    const char *again[] = {"run", "--config", "run.json", "--subject", "s2", "--wait", "30s",
+                           "--", "true", NULL};
+    assert_int_equal(cli_wait(cli_start(a, "run-2", again), 90000), 0);
+    kill(both[1 - loser], SIGTERM);
+    assert_int_equal(cli_wait(both[1 - loser], 30000), 0);
+    /* the journal reads back whole under the grantor's key */
+    assert_int_equal(sh("\"%s\" dump --json '%s' > %s/dump.jsonl", bin, jurl, a), 0);
+    assert_true(restarts(jurl, kr) >= 2);
+    dls_keyring_del(kr);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1550,6 +1836,8 @@ int main(void)
         cmocka_unit_test(test_cluster_failover_keeps_acked),
         cmocka_unit_test(test_demo_over_cluster_with_kills),
         cmocka_unit_test(test_judge_restarts_from_jetstream_journal),
+        cmocka_unit_test(test_judge_assembly_exclusive_journal),
+        cmocka_unit_test(test_judge_cli_two_machines),
     };
     if (getenv("DLS_ONLY")) /* run one test by name (e.g. while iterating) */
         cmocka_set_test_filter(getenv("DLS_ONLY"));

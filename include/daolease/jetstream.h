@@ -164,6 +164,12 @@ DLS_EXPORT int dls_jetstream_create(dls_medium **out, const char *url,
 DLS_EXPORT int dls_jetstream_open(dls_medium **out, const char *url, dls_open_mode mode,
                                   const dls_jetstream_settings *s, dls_where *w);
 
+/* True when m is a JetStream medium opened with `exclusive` (the writer
+ * fence of a journal on JetStream: judge.md, Assembly; docs/jetstream.md,
+ * A journal on JetStream). False for any other medium, for NULL, and always
+ * in a build without libnats. */
+DLS_EXPORT bool dls_jetstream_is_exclusive(dls_medium *m);
+
 #ifdef __cplusplus
 }
 #endif

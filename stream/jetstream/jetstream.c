@@ -813,6 +813,12 @@ static const dls_medium_ops jsm_ops = {
     .del = jsm_del,
 };
 
+bool dls_jetstream_is_exclusive(dls_medium *m)
+{
+    jsm *j = m ? dls_medium_impl(m, &jsm_ops) : NULL;
+    return j && j->exclusive;
+}
+
 /* ---- create and open ------------------------------------------------------ */
 
 static const dls_jetstream_settings *or_default(const dls_jetstream_settings *s,

@@ -27,3 +27,9 @@ int dls_jetstream_open(dls_medium **out, const char *url, dls_open_mode mode,
     (void)s;
     return unsupported(out, w);
 }
+
+bool dls_jetstream_is_exclusive(dls_medium *m)
+{
+    (void)m;
+    return false;
+}
