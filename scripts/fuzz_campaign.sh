@@ -43,17 +43,30 @@ run_one() {
   local pid=$! used=0
   while kill -0 "$pid" 2>/dev/null; do
     used=$(cpu_of "$pid")
+    echo "$used" >"$dir/cpu"
     [ "$used" -ge "$cpu" ] && { kill -INT "$pid"; break; }
     sleep 5
   done
   wait "$pid" 2>/dev/null || true
-  local execs cov
-  execs=$(grep -E 'stat::number_of_executed_units' "$dir/log" | awk '{print $2}' | tail -1)
-  cov=$(grep -E '^#[0-9]+ ' "$dir/log" | grep -oE 'cov: [0-9]+ ft: [0-9]+ corp: [0-9]+' | tail -1)
-  local finds; finds=$(ls "$dir" | grep -cE '^(crash|leak|timeout|oom)-' || true)
+  report "$name"
+}
+
+# One line from a target's log (also: bash scripts/fuzz_campaign.sh --report T...).
+report() {
+  local name=$1 dir=build-fuzz/campaign/$1 used execs cov finds
+  used=$(cat "$dir/cpu" 2>/dev/null || echo 0)
+  execs=$(grep -E 'stat::number_of_executed_units' "$dir/log" 2>/dev/null | awk '{print $2}' | tail -1 || true)
+  cov=$(grep -oE 'cov: [0-9]+ ft: [0-9]+ corp: [0-9]+' "$dir/log" 2>/dev/null | tail -1 || true)
+  finds=$(ls "$dir" 2>/dev/null | grep -cE '^(crash|leak|timeout|oom)-' || true)
   echo "campaign: $name cpu_s=$used execs=${execs:-?} exec_per_cpu_s=$(( ${execs:-0} / (used > 0 ? used : 1) )) $cov finds=$finds"
   [ "$finds" -eq 0 ]
 }
+
+if [ "${targets[0]:-}" = --report ]; then
+  status=0
+  for name in "${targets[@]:1}"; do report "$name" || status=1; done
+  exit "$status"
+fi
 
 status=0
 running=0
