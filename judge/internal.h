@@ -485,7 +485,11 @@ int jp_grant(dls_judge *j, const jl_prop *p, uint32_t subject, dls_duration d,
  * `starts` (one per medium) and the unanswered proposals in j->props. */
 int jr_replay(dls_judge *j, uint64_t *starts, dls_where *w);
 
-/* ---- checkpoint.c ----------------------------------------------------------- */
+/* ---- checkpoint.c, checkpoint_load.c ---------------------------------------- */
+
+/* The committed checkpoint numbers in dir (files `<n as 20 digits>.dls`),
+ * newest first, pushed onto v. 0 for none or a missing dir. */
+int jc_list_dir(const char *dir, jvec *v);
 
 /* Restart from the newest committed checkpoint in s->checkpoint_dir whose
  * digest matches (judge.md rev 4, Checkpoints): loads the ledger, sets the
