@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sodium.h>
 #include <unistd.h>
 
 #include "stream/segment.h"
@@ -150,17 +151,12 @@ int dls_st_seg_read_id(int dirfd, uint8_t id[DLS_MEDIUM_ID_LEN], dls_where *w)
         return dls_st_fail(w, DLS_ERR_IO, 0, "cannot read medium.id", e);
     if (k != 2 * DLS_MEDIUM_ID_LEN + 1 || b[2 * DLS_MEDIUM_ID_LEN] != '\n')
         goto bad;
-    for (int i = 0; i < DLS_MEDIUM_ID_LEN; i++) {
-        int v = 0;
-        for (int j = 0; j < 2; j++) {
-            char c = b[2 * i + j];
-            int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-            if (d < 0)
-                goto bad;
-            v = v * 16 + d;
-        }
-        id[i] = (uint8_t)v;
-    }
+    /* lower case only (sodium_hex2bin also takes A-F); b[32] is '\n' */
+    size_t len;
+    if (strspn(b, "0123456789abcdef") != 2 * DLS_MEDIUM_ID_LEN ||
+        sodium_hex2bin(id, DLS_MEDIUM_ID_LEN, b, 2 * DLS_MEDIUM_ID_LEN, NULL, &len, NULL) != 0 ||
+        len != DLS_MEDIUM_ID_LEN)
+        goto bad;
     return 0;
 bad:
     return dls_st_fail(w, DLS_ERR_HEADER, 0,
@@ -269,8 +265,7 @@ int dls_st_segmented_create(dls_medium **out, const char *path,
         goto fail;
     }
     char idtext[2 * DLS_MEDIUM_ID_LEN + 1];
-    for (int i = 0; i < DLS_MEDIUM_ID_LEN; i++)
-        snprintf(idtext + 2 * i, 3, "%02x", id[i]);
+    sodium_bin2hex(idtext, sizeof idtext, id, DLS_MEDIUM_ID_LEN);
     idtext[2 * DLS_MEDIUM_ID_LEN] = '\n';
     if ((rc = dls_st_create_file_at(dirfd, ID_FILE, (const uint8_t *)idtext, sizeof idtext,
                                     NULL, w)))
