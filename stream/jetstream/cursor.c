@@ -46,13 +46,7 @@ void jsm_cursor_del(void *cimpl)
 
 static dls_next cerr(dls_where *w, uint64_t seq, const char *reason)
 {
-    if (w) {
-        w->offset = seq - 1;
-        w->line = 0;
-        w->reason = reason;
-        w->rule = 0;
-        w->sys_errno = 0;
-    }
+    dls_where_fill(w, 0, (dls_where){.offset = seq - 1, .reason = reason});
     return DLS_NEXT_ERROR;
 }
 

@@ -11,6 +11,7 @@
 
 #include "daolease/medium_impl.h"
 #include "stream/jetstream/jsm.h"
+#include "vocab/where.h"
 
 #define HDR_MEDIUM "Dls-Medium"
 #define HDR_EXPECT "Nats-Expected-Last-Sequence"
@@ -53,14 +54,7 @@ typedef struct jcur {
 
 static inline int fail(dls_where *w, int code, const char *reason)
 {
-    if (w) {
-        w->offset = 0;
-        w->line = 0;
-        w->reason = reason;
-        w->rule = 0;
-        w->sys_errno = 0;
-    }
-    return code;
+    return dls_where_fill(w, code, (dls_where){.reason = reason});
 }
 
 /* A failed request: transport trouble unless the server said otherwise. */
