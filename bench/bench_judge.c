@@ -57,7 +57,7 @@ static double now_s(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+    return (double)ts.tv_sec + (double)ts.tv_nsec / (double)DLS_NS_PER_S;
 }
 
 static long rss_bytes(void)

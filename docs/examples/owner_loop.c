@@ -109,7 +109,7 @@ static int worker_renew(worker *w)
 
 static void sleep_ns(uint64_t ns)
 {
-    struct timespec ts = {(time_t)(ns / 1000000000u), (long)(ns % 1000000000u)};
+    struct timespec ts = {(time_t)(ns / DLS_NS_PER_S), (long)(ns % DLS_NS_PER_S)};
     nanosleep(&ts, NULL);
 }
 

@@ -202,9 +202,9 @@ static size_t append_pipelined(jsm *m, const uint8_t *const *recs, const size_t 
         clock_gettime(CLOCK_MONOTONIC, &ts);
         ts.tv_sec += left / 1000;
         ts.tv_nsec += (left % 1000) * 1000000L;
-        if (ts.tv_nsec >= 1000000000L) {
+        if (ts.tv_nsec >= (long)DLS_NS_PER_S) {
             ts.tv_sec++;
-            ts.tv_nsec -= 1000000000L;
+            ts.tv_nsec -= (long)DLS_NS_PER_S;
         }
         pthread_cond_timedwait(&m->acv, &m->amu, &ts);
     }

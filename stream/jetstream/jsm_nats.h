@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "daolease/fact.h"
 #include "daolease/medium_impl.h"
 #include "stream/jetstream/jsm.h"
 #include "vocab/where.h"
