@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "stream/segment.h"
+#include "vocab/vec.h"
 
 void dls_st_seg_name(char out[SEG_NAME_LEN + 1], uint64_t base)
 {
@@ -61,8 +62,7 @@ int dls_st_seg_list(int dirfd, bool sizes, seg_ent **out, size_t *count, dls_whe
         close(fd);
         return dls_st_fail(w, DLS_ERR_IO, 0, "cannot list the segment directory", e);
     }
-    seg_ent *v = NULL;
-    size_t n = 0, cap = 0;
+    dls_vec v = {0};
     int rc = 0;
     struct dirent *e;
     while ((e = readdir(d))) {
@@ -76,27 +76,22 @@ int dls_st_seg_list(int dirfd, bool sizes, seg_ent **out, size_t *count, dls_whe
                 continue; /* deleted meanwhile */
             bytes = (uint64_t)st.st_size;
         }
-        if (n == cap) {
-            size_t nc = cap ? 2 * cap : 16;
-            seg_ent *nv = realloc(v, nc * sizeof *nv);
-            if (!nv) {
-                rc = dls_st_fail(w, DLS_ERR_NOMEM, 0, "out of memory", 0);
-                break;
-            }
-            v = nv;
-            cap = nc;
+        seg_ent *slot = dls_vec_push(&v, sizeof *slot);
+        if (!slot) {
+            rc = dls_st_fail(w, DLS_ERR_NOMEM, 0, "out of memory", 0);
+            break;
         }
-        v[n++] = (seg_ent){base, bytes};
+        *slot = (seg_ent){base, bytes};
     }
     closedir(d);
     if (rc) {
-        free(v);
+        dls_vec_free(&v);
         return rc;
     }
-    if (n)
-        qsort(v, n, sizeof *v, cmp_ent);
-    *out = v;
-    *count = n;
+    if (v.n)
+        qsort(v.p, v.n, sizeof(seg_ent), cmp_ent);
+    *out = v.p;
+    *count = v.n;
     return 0;
 }
 
