@@ -7,6 +7,7 @@
 
 #include "daolease/mark.h"
 #include "vocab/mp.h"
+#include "vocab/vec.h"
 
 int dls_amark_kind(const uint8_t *p, size_t n)
 {
@@ -36,15 +37,11 @@ void dls_amark_free(dls_amark *m)
 /* Makes room for one more element of size `elem` in *arr. */
 static int reserve(void **arr, size_t n, size_t *cap, size_t elem)
 {
-    if (n < *cap)
-        return 0;
-    size_t ncap = *cap ? *cap * 2 : 8;
-    void *na = realloc(*arr, ncap * elem);
-    if (!na)
-        return DLS_ERR_NOMEM;
-    *arr = na;
-    *cap = ncap;
-    return 0;
+    dls_vec v = {*arr, n, *cap};
+    int rc = n < SIZE_MAX ? dls_vec_reserve(&v, elem, n + 1) : DLS_ERR_NOMEM;
+    *arr = v.p;
+    *cap = v.cap;
+    return rc;
 }
 
 #define PUSH(m, field, item)                                                            \

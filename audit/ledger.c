@@ -9,20 +9,17 @@
 
 #include "audit/amark.h"
 #include "daolease/attrib.h"
+#include "vocab/vec.h"
 
 /* ---- small helpers --------------------------------------------------------- */
 
 int au_grow(void **arr, size_t n, size_t *cap, size_t elem)
 {
-    if (n < *cap)
-        return 0;
-    size_t ncap = *cap ? *cap * 2 : 8;
-    void *na = realloc(*arr, ncap * elem);
-    if (!na)
-        return DLS_ERR_NOMEM;
-    *arr = na;
-    *cap = ncap;
-    return 0;
+    dls_vec v = {*arr, n, *cap};
+    int rc = n < SIZE_MAX ? dls_vec_reserve(&v, elem, n + 1) : DLS_ERR_NOMEM;
+    *arr = v.p;
+    *cap = v.cap;
+    return rc;
 }
 
 /* The index stored under key[0..n) of t into *v (v may be NULL); false when

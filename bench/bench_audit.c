@@ -47,7 +47,7 @@ static double now_s(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+    return (double)ts.tv_sec + (double)ts.tv_nsec / (double)DLS_NS_PER_S;
 }
 
 static long rss_bytes(void)
@@ -122,10 +122,10 @@ static void put_mark(run *r, uint64_t pass, bool restarted)
     dls_mark m;
     memset(&m, 0, sizeof m);
     m.pass = pass;
-    m.now_ns = pass * 1000000000ull;
+    m.now_ns = pass * DLS_NS_PER_S;
     m.basis = (dls_bytes){(const uint8_t *)BASIS, strlen(BASIS)};
     m.tolerance_ns = 250000000ull;
-    m.cadence_ns = 1000000000ull;
+    m.cadence_ns = DLS_NS_PER_S;
     m.drained = drained;
     m.n_drained = MEDIA;
     m.restarted = restarted;

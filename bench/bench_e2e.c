@@ -56,8 +56,6 @@
 #include "daolease/stream.h"
 #include "daolease/tick.h"
 
-#define MS 1000000ull
-#define S 1000000000ull
 #define HOLDERS_MAX 16
 #define RENEW_MS 500 /* each holder renews each lease every 500 ms */
 #define PASS_MS 20  /* the judge passes every 20 ms (or back to back when slower) */
@@ -66,7 +64,7 @@ static uint64_t mono_ns(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * S + (uint64_t)ts.tv_nsec;
+    return (uint64_t)ts.tv_sec * DLS_NS_PER_S + (uint64_t)ts.tv_nsec;
 }
 
 static void need(int rc, const char *what)
@@ -196,8 +194,8 @@ static void judge_main(const config *c, uint64_t start, uint64_t end)
     st.nticks = 1;
     st.media = jm;
     st.nmedia = c->holders;
-    st.tolerance_ns = 500 * MS;
-    st.cadence_ns = 1000 * MS;
+    st.tolerance_ns = 500 * DLS_NS_PER_MS;
+    st.cadence_ns = 1000 * DLS_NS_PER_MS;
     need(dls_duration_make(&st.default_duration, DLS_UNIT_MS, 10000), "duration");
     dls_judge_callbacks cb = {.reclaim = reclaim};
     dls_judge *j;
@@ -217,7 +215,7 @@ static void judge_main(const config *c, uint64_t start, uint64_t end)
                  "grant");
         }
     uint64_t total = 0, window = 0, lapsed = 0;
-    uint64_t wstart = start + (uint64_t)(c->warmup * 1e9);
+    uint64_t wstart = start + (uint64_t)(c->warmup * (double)DLS_NS_PER_S);
     double cpu0 = -1;
     for (;;) {
         uint64_t now = mono_ns();
@@ -229,8 +227,8 @@ static void judge_main(const config *c, uint64_t start, uint64_t end)
         dls_judge_pass_result r;
         need(dls_judge_pass(j, &r), "pass");
         uint64_t took = mono_ns() - now;
-        if (took < PASS_MS * MS)
-            usleep((useconds_t)((PASS_MS * MS - took) / 1000));
+        if (took < PASS_MS * DLS_NS_PER_MS)
+            usleep((useconds_t)((PASS_MS * DLS_NS_PER_MS - took) / 1000));
         total += r.facts;
         if (now >= wstart)
             window += r.facts;
@@ -274,11 +272,11 @@ static void holder_main(const config *c, size_t i, uint64_t start, uint64_t end)
     dls_holder_settings_default(&hs);
     hs.max_leases = c->leases;
     hs.batch_max = c->batch;
-    hs.renew_interval_ns = RENEW_MS * MS;
+    hs.renew_interval_ns = RENEW_MS * DLS_NS_PER_MS;
     dls_holder *h;
     need(dls_holder_new(&h, &p, &hs, NULL, NULL, NULL), "holder");
     uint64_t renewed = 0, window = 0;
-    uint64_t wstart = start + (uint64_t)(c->warmup * 1e9);
+    uint64_t wstart = start + (uint64_t)(c->warmup * (double)DLS_NS_PER_S);
     double cpu0 = -1;
     for (;;) {
         uint64_t now = mono_ns();
@@ -345,7 +343,7 @@ static outcome run(config *c, size_t batch)
         need(dls_medium_create(&m, DLS_MEDIUM_FILE, p, NULL, NULL), names[i]);
         dls_medium_del(m);
     }
-    uint64_t start = mono_ns(), end = start + (uint64_t)(c->seconds * 1e9);
+    uint64_t start = mono_ns(), end = start + (uint64_t)(c->seconds * (double)DLS_NS_PER_S);
     pid_t pids[1 + HOLDERS_MAX];
     for (size_t i = 0; i <= c->holders; i++) {
         pid_t pid = fork();

@@ -27,13 +27,12 @@
 #include "daolease/stream.h"
 #include "daolease/tick.h"
 
-#define S 1000000000ull
 
 static double clock_s(clockid_t id)
 {
     struct timespec ts;
     clock_gettime(id, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+    return (double)ts.tv_sec + (double)ts.tv_nsec / (double)DLS_NS_PER_S;
 }
 
 static void need(int rc, const char *what)
@@ -101,14 +100,14 @@ static struct result run(size_t leases, int rounds, size_t batch, const char *di
     dls_holder *h;
     need(dls_holder_new(&h, &p, &hs, NULL, NULL, NULL), "holder");
     /* leases 1..N granted unsolicited, duration 3 s (renewed every 1 s) */
-    uint64_t now = 10 * S;
+    uint64_t now = 10 * DLS_NS_PER_S;
     need(dls_tick_append(tick, now), "tick");
     static const uint8_t subject[] = {0xa3, 'j', 'o', 'b'};
     for (uint64_t id = 1; id <= leases; id++) {
         dls_fact g;
         dls_fact_grant(&g, id, (dls_bytes){subject, sizeof subject},
                        (dls_bytes){(const uint8_t *)"agent-1", 7},
-                       dls_duration_from_ns(3 * S), dls_medium_id(hm));
+                       dls_duration_from_ns(3 * DLS_NS_PER_S), dls_medium_id(hm));
         uint8_t fb[DLS_FACT_MAX], env[DLS_FACT_MAX + 256];
         size_t n, en;
         uint64_t pos;
@@ -122,7 +121,7 @@ static struct result run(size_t leases, int rounds, size_t batch, const char *di
     struct result r = {0};
     double cpu = 0, wall = 0;
     for (int i = 0; i < rounds; i++) {
-        now += S; /* every lease is due */
+        now += DLS_NS_PER_S; /* every lease is due */
         need(dls_tick_append(tick, now), "tick");
         double c0 = clock_s(CLOCK_PROCESS_CPUTIME_ID), w0 = clock_s(CLOCK_MONOTONIC);
         dls_holder_step(h, &res); /* reads last round's mark, renews every lease */
@@ -138,8 +137,8 @@ static struct result run(size_t leases, int rounds, size_t batch, const char *di
         memcpy(dp.medium, dls_medium_id(hm), DLS_MEDIUM_ID_LEN);
         dp.position = li.last_position + 1;
         dls_mark m = {.pass = (uint64_t)i + 1, .now_ns = now,
-                      .basis = {(const uint8_t *)"b", 1}, .tolerance_ns = S / 4,
-                      .cadence_ns = S / 10, .drained = &dp, .n_drained = 1};
+                      .basis = {(const uint8_t *)"b", 1}, .tolerance_ns = DLS_NS_PER_S / 4,
+                      .cadence_ns = DLS_NS_PER_S / 10, .drained = &dp, .n_drained = 1};
         dls_mark_writer wr = {0};
         uint8_t mb[512], env[1024];
         size_t n, en;

@@ -26,6 +26,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "daolease/fact.h"
 #include "daolease/host.h"
 
 static double seconds_per = 0.5;
@@ -34,7 +35,7 @@ static double now_s(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+    return (double)ts.tv_sec + (double)ts.tv_nsec / (double)DLS_NS_PER_S;
 }
 
 static void emit(const char *metric, double value, double baseline)
@@ -56,7 +57,7 @@ static dls_host *new_host(void)
     return h;
 }
 
-#define TERM 10000000000ull /* 10 s: no grant expires during a measurement */
+#define TERM (10 * DLS_NS_PER_S) /* 10 s: no grant expires during a measurement */
 
 /* ---- uncontended ------------------------------------------------------------- */
 
@@ -189,7 +190,7 @@ static double run_duo(duo *d, void *(*fn)(void *))
     for (int i = 0; i < 2; i++)
         pthread_create(&th[i], NULL, fn, &args[i]);
     struct timespec ts = {(time_t)seconds_per,
-                          (long)((seconds_per - (double)(time_t)seconds_per) * 1e9)};
+                          (long)((seconds_per - (double)(time_t)seconds_per) * (double)DLS_NS_PER_S)};
     nanosleep(&ts, NULL);
     atomic_store(&d->stop, 1);
     for (int i = 0; i < 2; i++)
@@ -239,7 +240,7 @@ static double pingpong_handoffs(void)
     for (int i = 0; i < 2; i++)
         pthread_create(&th[i], NULL, pingpong_run, &args[i]);
     struct timespec ts = {(time_t)seconds_per,
-                          (long)((seconds_per - (double)(time_t)seconds_per) * 1e9)};
+                          (long)((seconds_per - (double)(time_t)seconds_per) * (double)DLS_NS_PER_S)};
     nanosleep(&ts, NULL);
     pthread_mutex_lock(&p.mu);
     atomic_store(&p.stop, 1);

@@ -31,6 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "daolease/fact.h"
 #include "daolease/jetstream.h"
 #include "daolease/stream.h"
 
@@ -41,7 +42,7 @@ static double now_s(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+    return (double)ts.tv_sec + (double)ts.tv_nsec / (double)DLS_NS_PER_S;
 }
 
 static void line(const char *metric, const char *setup, double value, double baseline)

@@ -51,13 +51,12 @@
 #define RENEWALS 10000
 #define PASSES 10
 #define HOLDERS 64
-#define MS DLS_MS
 
 static double now_s(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+    return (double)ts.tv_sec + (double)ts.tv_nsec / (double)DLS_NS_PER_S;
 }
 
 static long rss_bytes(void)
@@ -151,7 +150,7 @@ static int reclaim(void *u, dls_bytes s, uint64_t l, dls_cause c, bool commit)
 
 static void tick(bench *b)
 {
-    b->now += 10 * MS;
+    b->now += 10 * DLS_MS;
     dls_fact f;
     dls_duration d;
     check(dls_duration_make(&d, DLS_UNIT_NS, b->now), "duration");
@@ -222,13 +221,13 @@ static void setup(bench *b, size_t n)
     dls_judge_medium jm = {b->medium, b->res};
     st.media = &jm;
     st.nmedia = 1;
-    st.tolerance_ns = 250 * MS;
-    st.cadence_ns = 1000 * MS;
+    st.tolerance_ns = 250 * DLS_MS;
+    st.cadence_ns = 1000 * DLS_MS;
     check(dls_duration_make(&st.default_duration, DLS_UNIT_H, 1), "duration");
     st.drain_budget = 0;
     dls_judge_callbacks cb = {.reclaim = reclaim};
     check(dls_judge_new(&b->j, &st, &cb, NULL, NULL), "judge");
-    b->now = 1000 * MS;
+    b->now = 1000 * DLS_MS;
     /* n unsolicited grants, 10,000 a pass: lease i to holder i % 128 */
     for (size_t i = 0; i < n;) {
         for (size_t k = 0; k < RENEWALS && i < n; k++, i++) {

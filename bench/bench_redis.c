@@ -28,6 +28,7 @@
 
 #include <hiredis/hiredis.h>
 
+#include "daolease/fact.h"
 #include "daolease/redis.h"
 #include "daolease/stream.h"
 
@@ -38,7 +39,7 @@ static double now_s(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+    return (double)ts.tv_sec + (double)ts.tv_nsec / (double)DLS_NS_PER_S;
 }
 
 static void line(const char *metric, double value, double baseline)

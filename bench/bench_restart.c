@@ -39,7 +39,6 @@
 #include "daolease/judge.h"
 #include "daolease/stream.h"
 
-#define MS 1000000ull
 #define HOLDERS 64
 #define GRANTS_PER_PASS 10000
 #define RENEWALS_PER_PASS 20000
@@ -48,7 +47,7 @@ static double now_s(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+    return (double)ts.tv_sec + (double)ts.tv_nsec / (double)DLS_NS_PER_S;
 }
 
 /* CPU seconds of this process (user + system): the machine is shared, so
@@ -145,8 +144,8 @@ static void open_judge(world *w, bool create, const char *ckdir)
     dls_judge_medium jm = {w->m, w->mr};
     st.media = &jm;
     st.nmedia = 1;
-    st.tolerance_ns = 250 * MS;
-    st.cadence_ns = 1000 * MS;
+    st.tolerance_ns = 250 * DLS_NS_PER_MS;
+    st.cadence_ns = 1000 * DLS_NS_PER_MS;
     check(dls_duration_make(&st.default_duration, DLS_UNIT_H, 24), "duration");
     st.drain_budget = 0;
     st.checkpoint_dir = ckdir;
@@ -173,7 +172,7 @@ static void close_judge(world *w)
 
 static void pass(world *w)
 {
-    w->now += 10 * MS;
+    w->now += 10 * DLS_NS_PER_MS;
     dls_fact f;
     dls_duration d;
     check(dls_duration_make(&d, DLS_UNIT_NS, w->now), "duration");
@@ -251,7 +250,7 @@ static double run(size_t n, size_t factor)
     snprintf(w.lock, sizeof w.lock, "%s/journal.lock", w.dir);
     keys(&w);
     open_judge(&w, true, NULL);
-    w.now = 1000 * MS;
+    w.now = 1000 * DLS_NS_PER_MS;
     grant_all(&w, n);
     history(&w, n, factor);
     pass(&w); /* a pass after the history: all drained */

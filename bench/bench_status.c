@@ -39,7 +39,7 @@ static double now_s(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+    return (double)ts.tv_sec + (double)ts.tv_nsec / (double)DLS_NS_PER_S;
 }
 
 static void die(const char *what, int rc)
@@ -213,7 +213,7 @@ static void write_journal(const char *dir, uint64_t n)
     }
     flush(&ab);
     const uint8_t *aid = dls_medium_id(am);
-    add_mark(&jb, grantor, 1, 1000000000ull, aid, 0);
+    add_mark(&jb, grantor, 1, DLS_NS_PER_S, aid, 0);
     dls_duration d;
     dls_duration_make(&d, DLS_UNIT_S, 30);
     for (uint64_t i = 1; i <= n; i++) {

@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include <sodium.h>
 
@@ -23,22 +24,34 @@
 #include "daolease/stream.h"
 #include "judge/jheap.h"
 #include "judge/jtab.h"
+#include "vocab/vec.h"
 
 #define JL_NO_MEDIUM 0xffffu
 #define JL_PROPOSAL_MAX (DLS_ID_MAX + 2) /* an encoded proposal id */
 
 /* ---- vectors ---------------------------------------------------------------- */
 
-typedef struct jvec {
-    void *p;
-    size_t n, cap;
-} jvec;
+/* The judge's vectors are the one growable array (vocab/vec.h); these keep
+ * its call sites: room for `more` beyond n, and a push that copies x in. */
+typedef dls_vec jvec;
 
-int jvec_reserve(jvec *v, size_t elem, size_t more);
+static inline int jvec_reserve(jvec *v, size_t elem, size_t more)
+{
+    if (more > SIZE_MAX - v->n)
+        return DLS_ERR_NOMEM;
+    return dls_vec_reserve(v, elem, v->n + more);
+}
 /* Appends one element of `elem` bytes; 0 or DLS_ERR_NOMEM. */
-int jvec_push(jvec *v, size_t elem, const void *x);
-void jvec_free(jvec *v);
-#define JVEC_AT(v, T, i) (((T *)(v).p)[i])
+static inline int jvec_push(jvec *v, size_t elem, const void *x)
+{
+    void *slot = dls_vec_push(v, elem);
+    if (!slot)
+        return DLS_ERR_NOMEM;
+    memcpy(slot, x, elem);
+    return 0;
+}
+#define jvec_free dls_vec_free
+#define JVEC_AT DLS_VEC_AT
 
 /* ---- the ledger ------------------------------------------------------------- */
 
@@ -485,7 +498,11 @@ int jp_grant(dls_judge *j, const jl_prop *p, uint32_t subject, dls_duration d,
  * `starts` (one per medium) and the unanswered proposals in j->props. */
 int jr_replay(dls_judge *j, uint64_t *starts, dls_where *w);
 
-/* ---- checkpoint.c ----------------------------------------------------------- */
+/* ---- checkpoint.c, checkpoint_load.c ---------------------------------------- */
+
+/* The committed checkpoint numbers in dir (files `<n as 20 digits>.dls`),
+ * newest first, pushed onto v. 0 for none or a missing dir. */
+int jc_list_dir(const char *dir, jvec *v);
 
 /* Restart from the newest committed checkpoint in s->checkpoint_dir whose
  * digest matches (judge.md rev 4, Checkpoints): loads the ledger, sets the

@@ -15,41 +15,6 @@
 
 /* ---- vectors ---------------------------------------------------------------- */
 
-int jvec_reserve(jvec *v, size_t elem, size_t more)
-{
-    if (v->n + more <= v->cap)
-        return 0;
-    size_t ncap = v->cap ? v->cap : 8;
-    while (ncap < v->n + more) {
-        if (ncap > SIZE_MAX / 2 / elem)
-            return DLS_ERR_NOMEM;
-        ncap *= 2;
-    }
-    void *np = realloc(v->p, ncap * elem);
-    if (!np)
-        return DLS_ERR_NOMEM;
-    v->p = np;
-    v->cap = ncap;
-    return 0;
-}
-
-int jvec_push(jvec *v, size_t elem, const void *x)
-{
-    int rc = jvec_reserve(v, elem, 1);
-    if (rc)
-        return rc;
-    memcpy((uint8_t *)v->p + v->n * elem, x, elem);
-    v->n++;
-    return 0;
-}
-
-void jvec_free(jvec *v)
-{
-    free(v->p);
-    v->p = NULL;
-    v->n = v->cap = 0;
-}
-
 /* ---- pools ------------------------------------------------------------------ */
 
 int jpool_init(jpool *p, uint32_t item)

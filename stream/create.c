@@ -28,8 +28,7 @@ int dls_st_random_hex(char out[17])
     if (sodium_init() < 0)
         return DLS_ERR_SODIUM;
     randombytes_buf(b, sizeof b);
-    for (int i = 0; i < 8; i++)
-        snprintf(out + 2 * i, 3, "%02x", b[i]);
+    sodium_bin2hex(out, 17, b, sizeof b);
     return 0;
 }
 

@@ -9,6 +9,7 @@
 #include <libdeflate.h>
 
 #include "stream/internal.h"
+#include "vocab/where.h"
 
 void dls_st_put_le32(uint8_t *p, uint32_t v)
 {
@@ -53,14 +54,7 @@ int dls_st_fail(dls_where *w, int code, uint64_t offset, const char *reason, int
      * that EMFILE, ENOSPC, … are named by the message (strerror). */
     if (code == DLS_ERR_IO && (err == EACCES || err == EPERM))
         code = DLS_ERR_PERM;
-    if (w) {
-        w->offset = offset;
-        w->line = 0;
-        w->reason = reason;
-        w->rule = 0;
-        w->sys_errno = err;
-    }
-    return code;
+    return dls_where_fill(w, code, (dls_where){.offset = offset, .reason = reason, .sys_errno = err});
 }
 
 void dls_st_header_encode(uint8_t out[DLS_STREAM_HEADER_LEN], const uint8_t *id,

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "daolease/fact.h"
 #include "stream/internal.h"
 
 static int try_lock(int fd, short type)
@@ -31,7 +32,7 @@ static int try_lock(int fd, short type)
 
 int dls_st_lock(int fd, unsigned timeout_ms, dls_where *w)
 {
-    uint64_t slept_ns = 0, budget_ns = (uint64_t)timeout_ms * 1000000u;
+    uint64_t slept_ns = 0, budget_ns = (uint64_t)timeout_ms * DLS_NS_PER_MS;
     long step_ns = 20000; /* 20 µs, doubling to 2 ms */
     int yields = 0;
     for (;;) {

@@ -12,9 +12,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sodium.h>
 #include <unistd.h>
 
 #include "stream/segment.h"
+#include "vocab/vec.h"
 
 void dls_st_seg_name(char out[SEG_NAME_LEN + 1], uint64_t base)
 {
@@ -60,8 +62,7 @@ int dls_st_seg_list(int dirfd, bool sizes, seg_ent **out, size_t *count, dls_whe
         close(fd);
         return dls_st_fail(w, DLS_ERR_IO, 0, "cannot list the segment directory", e);
     }
-    seg_ent *v = NULL;
-    size_t n = 0, cap = 0;
+    dls_vec v = {0};
     int rc = 0;
     struct dirent *e;
     while ((e = readdir(d))) {
@@ -75,27 +76,22 @@ int dls_st_seg_list(int dirfd, bool sizes, seg_ent **out, size_t *count, dls_whe
                 continue; /* deleted meanwhile */
             bytes = (uint64_t)st.st_size;
         }
-        if (n == cap) {
-            size_t nc = cap ? 2 * cap : 16;
-            seg_ent *nv = realloc(v, nc * sizeof *nv);
-            if (!nv) {
-                rc = dls_st_fail(w, DLS_ERR_NOMEM, 0, "out of memory", 0);
-                break;
-            }
-            v = nv;
-            cap = nc;
+        seg_ent *slot = dls_vec_push(&v, sizeof *slot);
+        if (!slot) {
+            rc = dls_st_fail(w, DLS_ERR_NOMEM, 0, "out of memory", 0);
+            break;
         }
-        v[n++] = (seg_ent){base, bytes};
+        *slot = (seg_ent){base, bytes};
     }
     closedir(d);
     if (rc) {
-        free(v);
+        dls_vec_free(&v);
         return rc;
     }
-    if (n)
-        qsort(v, n, sizeof *v, cmp_ent);
-    *out = v;
-    *count = n;
+    if (v.n)
+        qsort(v.p, v.n, sizeof(seg_ent), cmp_ent);
+    *out = v.p;
+    *count = v.n;
     return 0;
 }
 
@@ -150,17 +146,12 @@ int dls_st_seg_read_id(int dirfd, uint8_t id[DLS_MEDIUM_ID_LEN], dls_where *w)
         return dls_st_fail(w, DLS_ERR_IO, 0, "cannot read medium.id", e);
     if (k != 2 * DLS_MEDIUM_ID_LEN + 1 || b[2 * DLS_MEDIUM_ID_LEN] != '\n')
         goto bad;
-    for (int i = 0; i < DLS_MEDIUM_ID_LEN; i++) {
-        int v = 0;
-        for (int j = 0; j < 2; j++) {
-            char c = b[2 * i + j];
-            int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-            if (d < 0)
-                goto bad;
-            v = v * 16 + d;
-        }
-        id[i] = (uint8_t)v;
-    }
+    /* lower case only (sodium_hex2bin also takes A-F); b[32] is '\n' */
+    size_t len;
+    if (strspn(b, "0123456789abcdef") != 2 * DLS_MEDIUM_ID_LEN ||
+        sodium_hex2bin(id, DLS_MEDIUM_ID_LEN, b, 2 * DLS_MEDIUM_ID_LEN, NULL, &len, NULL) != 0 ||
+        len != DLS_MEDIUM_ID_LEN)
+        goto bad;
     return 0;
 bad:
     return dls_st_fail(w, DLS_ERR_HEADER, 0,
@@ -269,8 +260,7 @@ int dls_st_segmented_create(dls_medium **out, const char *path,
         goto fail;
     }
     char idtext[2 * DLS_MEDIUM_ID_LEN + 1];
-    for (int i = 0; i < DLS_MEDIUM_ID_LEN; i++)
-        snprintf(idtext + 2 * i, 3, "%02x", id[i]);
+    sodium_bin2hex(idtext, sizeof idtext, id, DLS_MEDIUM_ID_LEN);
     idtext[2 * DLS_MEDIUM_ID_LEN] = '\n';
     if ((rc = dls_st_create_file_at(dirfd, ID_FILE, (const uint8_t *)idtext, sizeof idtext,
                                     NULL, w)))

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "stream/segment.h"
+#include "vocab/vec.h"
 
 static void seg_free(st_seg *m)
 {
@@ -140,15 +141,14 @@ static int refresh(st_seg *m, dls_where *w)
 
 static int push_seg(st_seg *m, uint64_t base)
 {
-    if (m->nsegs == m->cap_segs) {
-        size_t nc = m->cap_segs ? 2 * m->cap_segs : 16;
-        seg_ent *nv = realloc(m->segs, nc * sizeof *nv);
-        if (!nv)
-            return DLS_ERR_NOMEM;
-        m->segs = nv;
-        m->cap_segs = nc;
-    }
-    m->segs[m->nsegs++] = (seg_ent){base, DLS_STREAM_HEADER_LEN};
+    dls_vec v = {m->segs, m->nsegs, m->cap_segs};
+    seg_ent *slot = dls_vec_push(&v, sizeof *slot);
+    m->segs = v.p;
+    m->cap_segs = v.cap;
+    if (!slot)
+        return DLS_ERR_NOMEM;
+    *slot = (seg_ent){base, DLS_STREAM_HEADER_LEN};
+    m->nsegs = v.n;
     return 0;
 }
 

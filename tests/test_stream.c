@@ -797,11 +797,9 @@ static size_t unhex(const char *h, uint8_t *out, size_t cap)
 {
     size_t n = strlen(h) / 2;
     assert_true(n <= cap);
-    for (size_t i = 0; i < n; i++) {
-        unsigned v;
-        assert_int_equal(sscanf(h + 2 * i, "%2x", &v), 1);
-        out[i] = (uint8_t)v;
-    }
+    size_t got = 0;
+    assert_int_equal(sodium_hex2bin(out, cap, h, strlen(h), NULL, &got, NULL), 0);
+    assert_int_equal(got, n);
     return n;
 }
 
@@ -1573,8 +1571,7 @@ static void test_segmented_layout(void **state)
     char idtext[40];
     uint8_t *idf = read_all(tpath("seg/medium.id"), &n);
     assert_int_equal(n, 33);
-    for (int i = 0; i < 16; i++)
-        snprintf(idtext + 2 * i, 3, "%02x", dls_medium_id(m)[i]);
+    sodium_bin2hex(idtext, sizeof idtext, dls_medium_id(m), 16);
     assert_memory_equal(idf, idtext, 32);
     assert_int_equal(idf[32], '\n');
     free(idf);
@@ -2112,8 +2109,7 @@ static void test_cli(void **state)
     assert_int_equal(strlen(out), 33);
     dls_medium *m = open_path(tpath("c.dls"), DLS_OPEN_READ, 0);
     char hex[33];
-    for (int i = 0; i < 16; i++)
-        snprintf(hex + 2 * i, 3, "%02x", dls_medium_id(m)[i]);
+    sodium_bin2hex(hex, sizeof hex, dls_medium_id(m), 16);
     assert_memory_equal(out, hex, 32);
     dls_medium_del(m);
     assert_int_equal(run_cli(args, out, sizeof out), 1);

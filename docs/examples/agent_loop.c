@@ -142,7 +142,7 @@ static int assemble(struct agent *a, char **argv)
 
 static void sleep_ns(uint64_t ns)
 {
-    struct timespec ts = {(time_t)(ns / 1000000000ull), (long)(ns % 1000000000ull)};
+    struct timespec ts = {(time_t)(ns / DLS_NS_PER_S), (long)(ns % DLS_NS_PER_S)};
     while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
     }
 }

@@ -91,7 +91,7 @@ int main(int argc, char **argv)
     /* ---- then the loop: wait, pass, until the job is back ---- */
     for (int i = 0; !back && i < 1000; i++) {
         uint64_t ns = dls_owner_wait_ns(o, &r);
-        nanosleep(&(struct timespec){(time_t)(ns / 1000000000u), (long)(ns % 1000000000u)}, NULL);
+        nanosleep(&(struct timespec){(time_t)(ns / DLS_NS_PER_S), (long)(ns % DLS_NS_PER_S)}, NULL);
         if (dls_owner_pass(o, &r))
             break;
     }

@@ -26,7 +26,6 @@
 #include "daolease/stream.h"
 #include "daolease/tick.h"
 
-#define MS DLS_MS
 
 /* ---- the owner's resources ---------------------------------------------------------------- */
 
@@ -92,7 +91,7 @@ static void worker_read_journal(worker *w)
             f.holder.n == 6 && memcmp(f.holder.p, "worker", 6) == 0) {
             w->lease = f.lease;
             printf("worker: granted lease %" PRIu64 " for %" PRIu64 " ms\n", f.lease,
-                   (uint64_t)(f.duration.ns / MS));
+                   (uint64_t)(f.duration.ns / DLS_MS));
         }
     }
 }
@@ -109,7 +108,7 @@ static int worker_renew(worker *w)
 
 static void sleep_ns(uint64_t ns)
 {
-    struct timespec ts = {(time_t)(ns / 1000000000u), (long)(ns % 1000000000u)};
+    struct timespec ts = {(time_t)(ns / DLS_NS_PER_S), (long)(ns % DLS_NS_PER_S)};
     nanosleep(&ts, NULL);
 }
 
@@ -171,8 +170,8 @@ int main(int argc, char **argv)
     dls_judge_medium media[1] = {{w.stream, wres}};
     s.media = media;
     s.nmedia = 1;
-    s.tolerance_ns = 100 * MS;
-    s.cadence_ns = 100 * MS;
+    s.tolerance_ns = 100 * DLS_MS;
+    s.cadence_ns = 100 * DLS_MS;
     dls_duration_make(&s.default_duration, DLS_UNIT_MS, 600);
     owner o = {0, DLS_CAUSE_NONE};
     dls_judge_callbacks cb = {.reclaim = reclaim};
@@ -205,7 +204,7 @@ int main(int argc, char **argv)
         /* the worker: renews every 150 ms for five renewals, then dies */
         if (!w.lease)
             worker_read_journal(&w);
-        else if (w.renewals < 5 && now - last_renewal >= 150 * MS) {
+        else if (w.renewals < 5 && now - last_renewal >= 150 * DLS_MS) {
             if ((rc = worker_renew(&w)))
                 return fail("renew", rc);
             last_renewal = now;

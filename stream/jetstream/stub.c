@@ -1,14 +1,15 @@
 /* daolease — the JetStream medium when the library is built without
  * libnats: the API exists and refuses clearly. */
 #include "daolease/jetstream.h"
+#include "vocab/where.h"
 
 static int unsupported(dls_medium **out, dls_where *w)
 {
     if (out)
         *out = NULL;
-    if (w)
-        w->reason = "built without NATS JetStream support (libnats not found at build time)";
-    return DLS_ERR_CONFIG;
+    return dls_where_fill(w, DLS_ERR_CONFIG,
+                          (dls_where){.reason = "built without NATS JetStream support "
+                                                "(libnats not found at build time)"});
 }
 
 int dls_jetstream_create(dls_medium **out, const char *url, const dls_jetstream_settings *s,

@@ -1,6 +1,7 @@
 /* daolease — nats:// URL parsing for the JetStream medium. Compiled with
  * or without libnats (the parser is plain C and has its own tests). */
 #include "stream/jetstream/jsm.h"
+#include "vocab/where.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,11 +10,7 @@
 static int bad(jsm_url *u, dls_where *w, size_t off, const char *reason)
 {
     jsm_url_free(u);
-    if (w) {
-        w->offset = off;
-        w->reason = reason;
-    }
-    return DLS_ERR_CONFIG;
+    return dls_where_fill(w, DLS_ERR_CONFIG, (dls_where){.offset = off, .reason = reason});
 }
 
 static int parse_u64(const char *s, size_t n, uint64_t *out)
