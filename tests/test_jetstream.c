@@ -1239,9 +1239,25 @@ static bool demo_attempt(const char *name)
         }
         return false;
     }
-    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-    assert_int_equal(sh("grep -q 'demo passed' %s", out), 0);
-    if (sh("command -v jq > /dev/null") != 0)
+    /* The demo's own audit runs at its very end, while the server killed
+     * last is still down: under load (a sanitized build) its connection can
+     * time out. Then the run's outcome still stands — every item done
+     * exactly once, checked by the demo before its audit — and the audit is
+     * the re-audit below, once the cluster is whole; a run that did not get
+     * that far is a failure as before. */
+    bool audit_unreached =
+        WIFEXITED(status) && WEXITSTATUS(status) != 0 &&
+        sh("grep -q 'exactly once: 16 of 16 items done once, 0 stale results, 0 unreadable' %s",
+           out) == 0 &&
+        sh("grep -q 'daolease audit: .*JetStream did not answer within timeout_ms' %s", out) == 0;
+    bool have_jq = sh("command -v jq > /dev/null") == 0;
+    if (audit_unreached && have_jq)
+        fprintf(stderr, "# the demo's own audit did not reach the cluster; re-auditing\n");
+    else {
+        assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+        assert_int_equal(sh("grep -q 'demo passed' %s", out), 0);
+    }
+    if (!have_jq)
         return true;
     /* the server killed last is back: let it catch up before reading (a
      * client connected to a server still rejoining waits on it) */
