@@ -131,22 +131,6 @@ static int open_read(dls_medium **m, const char *where, dls_where *w)
     return rc;
 }
 
-/* "PATH=PARTY": a path that exists as given is a path; otherwise the text
- * after the last '=' is the party. A redis:// URL with a query string
- * (which holds '=') names no party. */
-static void split_media(char *arg, const char **path, const char **party)
-{
-    struct stat st;
-    char *eq = strrchr(arg, '=');
-    *path = arg;
-    *party = NULL;
-    bool url = dls_redis_is_url(arg) || dls_jetstream_is_url(arg);
-    if (!eq || (url ? strchr(arg, '?') != NULL : stat(arg, &st) == 0))
-        return;
-    *eq = 0;
-    *party = eq + 1;
-}
-
 static void where_error(const char *file, const char *what, int rc, const dls_where *w)
 {
     const char *reason = w->reason ? w->reason : dls_strerror(rc);
@@ -637,7 +621,7 @@ int dls_cmd_audit(int argc, char **argv)
     }
     for (size_t i = 0; i < o.n_media; i++) {
         const char *path, *party;
-        split_media(o.media[i], &path, &party);
+        dls_cli_split_media(o.media[i], &path, &party);
         paths[i] = o.media[i];
         memset(&w, 0, sizeof w);
         if ((rc = open_read(&media[i], path, &w))) {

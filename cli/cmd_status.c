@@ -376,11 +376,8 @@ static int open_media(status *s, char **specs, size_t n, dls_keyring *kr)
         m->path = strdup(specs[i]);
         if (!m->path)
             return DLS_ERR_NOMEM;
-        char *eq = strncmp(m->path, "redis://", 8) ? strrchr(m->path, '=') : NULL;
-        if (eq) {
-            *eq = 0;
-            m->party = eq + 1;
-        }
+        const char *path; /* m->path itself, cut at the party's '=' */
+        dls_cli_split_media(m->path, &path, &m->party);
         int rc = dls_cli_open(&m->m, "status", m->path, DLS_OPEN_READ, false, DLS_SYNC_DATA);
         if (rc)
             return rc;

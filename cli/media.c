@@ -55,6 +55,22 @@ static int report(const char *sub, const char *where, int rc, const dls_where *w
     return rc;
 }
 
+/* "PATH=PARTY": a path that exists as given is a path; otherwise the text
+ * after the last '=' is the party. A redis:// or nats:// URL with a query
+ * string (which holds '=') names no party. */
+void dls_cli_split_media(char *arg, const char **path, const char **party)
+{
+    struct stat st;
+    char *eq = strrchr(arg, '=');
+    *path = arg;
+    *party = NULL;
+    bool url = dls_redis_is_url(arg) || dls_jetstream_is_url(arg);
+    if (!eq || (url ? strchr(arg, '?') != NULL : stat(arg, &st) == 0))
+        return;
+    *eq = 0;
+    *party = eq + 1;
+}
+
 /* stream-format.md rev 4, torn tails: `dump` and `audit` warn about any
  * sidecar beside a medium they read (cut bytes kept for inspection). */
 void dls_cli_warn_sidecars(const char *sub, const char *where)

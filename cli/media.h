@@ -14,6 +14,11 @@
 /* Opens `where` (a path, or a redis:// or nats:// URL) in `mode`; with `create`, a
  * missing medium is created first (a file, or a Redis key). On error prints
  * one line "daolease SUB: WHERE: position P: REASON" and returns the code. */
+/* Splits a `--media` argument "PATH=PARTY" in place: *path is arg, *party
+ * the text after the last '=' or NULL (a path that exists as given, or a
+ * redis:// or nats:// URL with a query string, names no party). */
+void dls_cli_split_media(char *arg, const char **path, const char **party);
+
 /* Warns on stderr when torn-tail sidecars lie beside the medium at `where`
  * (a path; URLs have none). */
 void dls_cli_warn_sidecars(const char *sub, const char *where);

@@ -187,15 +187,6 @@ static void drop_gap(dls_holder *h, uint64_t from, uint64_t to)
     }
 }
 
-static bool pending_below(const dls_holder *h, uint64_t d)
-{
-    for (size_t i = 0; i < h->nleases; i++)
-        for (size_t k = 0; k < h->leases[i].npend; k++)
-            if (h->leases[i].pend[k].pos < d)
-                return true;
-    return false;
-}
-
 static bool pending_in(const dls_holder *h, uint64_t from, uint64_t to)
 {
     for (size_t i = 0; i < h->nleases; i++)
@@ -205,41 +196,11 @@ static bool pending_in(const dls_holder *h, uint64_t from, uint64_t to)
     return false;
 }
 
-/* The "dao.judge/floor" of a new journal's first mark (judge.md rev 4,
- * "Lost ledger"): true and *floor when the map carries it as a uint. */
-static bool mark_floor(const uint8_t *p, size_t n, uint64_t *floor)
-{
-    static const char key[] = "dao.judge/floor";
-    dls_mp_item it;
-    if (dls_mp_read(p, n, 0, &it) != 0 || it.type != DLS_MP_MAP)
-        return false;
-    size_t off = it.end;
-    for (uint32_t i = 0; i < it.len; i++) {
-        dls_mp_item k, v;
-        if (dls_mp_read(p, n, off, &k) != 0)
-            return false;
-        size_t voff;
-        if (dls_mp_skip(p, n, off, DLS_MP_MAX_DEPTH, &voff, NULL) != 0)
-            return false;
-        if (k.type == DLS_MP_STR && k.len == sizeof key - 1 &&
-            memcmp(k.data, key, sizeof key - 1) == 0) {
-            if (dls_mp_read(p, n, voff, &v) != 0 || v.type != DLS_MP_UINT)
-                return false;
-            *floor = v.v.u;
-            return true;
-        }
-        if (dls_mp_skip(p, n, voff, DLS_MP_MAX_DEPTH, &off, NULL) != 0)
-            return false;
-    }
-    return false;
-}
-
 /* Does this mark record say anything the holder must act on? Decided on
  * the unverified bytes, so that only such marks cost a verification. */
-static bool mark_concerns(dls_holder *h, const dls_mark_view *v, dls_bytes fact)
+static bool mark_concerns(dls_holder *h, const dls_mark_view *v)
 {
-    uint64_t floor;
-    if (v->restarted && mark_floor(fact.p, fact.n, &floor) && floor > h->max_seen)
+    if (v->has_floor && v->floor > h->max_seen)
         return true; /* a new journal's floor: raise what the holder has seen */
     if (h->staged && v->continued && v->pass == h->stage_pass)
         return true; /* it may carry the gaps of a staged mark */
@@ -247,7 +208,7 @@ static bool mark_concerns(dls_holder *h, const dls_mark_view *v, dls_bytes fact)
     dls_mark_pos mp;
     while (dls_mark_next_pos(&l, &mp))
         if (memcmp(mp.medium, h->medium_id, DLS_MEDIUM_ID_LEN) == 0 &&
-            pending_below(h, mp.position))
+            pending_in(h, 0, mp.position))
             return true;
     l = v->gaps;
     dls_mark_gap g;
@@ -311,7 +272,7 @@ static void on_mark(dls_holder *h, const uint8_t *p, size_t n, const dls_attribu
         return; /* malformed: establishes nothing */
     if (!(v.continued && h->staged && v.pass == h->stage_pass))
         flush_stage(h); /* a new mark ends the staged one */
-    if (!mark_concerns(h, &v, a0->fact))
+    if (!mark_concerns(h, &v))
         return;
     dls_attribution a;
     dls_resolver_attribute(h->jres, p, n, &a);
@@ -322,10 +283,8 @@ static void on_mark(dls_holder *h, const uint8_t *p, size_t n, const dls_attribu
         return;
     }
     r->verified++;
-    uint64_t floor;
-    if (v.restarted && mark_floor(a.fact.p, a.fact.n, &floor) && floor > h->max_seen &&
-        floor <= DLS_NS_MAX)
-        h->max_seen = floor; /* ids at or below it were the lost journal's */
+    if (v.has_floor && v.floor > h->max_seen)
+        h->max_seen = v.floor; /* ids at or below it were the lost journal's */
     apply_mark(h, &v, a.fact.n);
 }
 

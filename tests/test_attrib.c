@@ -2120,7 +2120,7 @@ static void test_random_records_never_attributed(void **state)
     fixture_free(&f);
 }
 
-/* ---- the shared keyed hash table (common/htab.h) ------------------------ */
+/* ---- the shared keyed hash table (vocab/htab.h) ------------------------ */
 
 /* A reference model: a plain list of (key, value) pairs. */
 typedef struct model_ent {

@@ -173,6 +173,11 @@ static void test_status_on_a_real_run(void **state)
     /* the table names the lease too */
     assert_int_equal(sh("cd %s && '%s' status --journal journal.dls --media agent-1.dls agent-2.dls"
                         " | grep -q '1 live lease at pass'", s->dir, bin()), 0);
+    /* a medium path that holds '=' and exists as given is a path, not
+     * PATH=PARTY (cli.md, --media; the rule audit uses, shared) */
+    assert_int_equal(sh("cd %s && cp agent-1.dls 'agent=1.dls' && '%s' status --journal journal.dls"
+                        " --media 'agent=1.dls' agent-2.dls | grep -q '1 live lease at pass'",
+                        s->dir, bin()), 0);
     int ws;
     waitpid(run, &ws, 0);
     assert_int_equal(WEXITSTATUS(ws), 0);

@@ -16,8 +16,8 @@
  * Not thread-safe for writers; concurrent dls_htab_find calls are fine.
  * Internal to the library.
  */
-#ifndef DLS_COMMON_HTAB_H
-#define DLS_COMMON_HTAB_H
+#ifndef DLS_VOCAB_HTAB_H
+#define DLS_VOCAB_HTAB_H
 
 #include <stdbool.h>
 #include <stddef.h>

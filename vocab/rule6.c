@@ -1,6 +1,6 @@
 /* Rules 6 and 7 (vocabulary.md, Validity): checks that need memory of
  * earlier facts. Rule 6 keeps two tables keyed by attacker-chosen values
- * (lease ids; holder and proposal), each a common/htab.h table hashed with
+ * (lease ids; holder and proposal), each a vocab/htab.h table hashed with
  * libsodium's keyed crypto_shorthash under a random key, so that no one can
  * aim collisions at them. A value holds the flags seen for its key. */
 #include <sodium.h>
