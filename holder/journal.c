@@ -140,10 +140,10 @@ static void on_lapsed(dls_holder *h, const dls_fact *f, dls_holder_result *r)
 
 /* ---- pass marks: confirmation (holder.md rev 4) ------------------------------ */
 
-/* Confirms, for every held lease, the pending renewals a mark drained past:
+/* Confirms, for every held lease, the unconfirmed renewals a mark drained past:
  * position < d (drained is the next unread position, exclusive). The bound
  * then runs from the newest of their readings. A lease already lost stays
- * lost (hld_lose emptied its pending list). */
+ * lost (hld_lose emptied its unconfirmed list). */
 static void confirm_upto(dls_holder *h, uint64_t d)
 {
     if (!h->has_confirmed_pos || d > h->confirmed_pos)
@@ -173,7 +173,7 @@ static void flush_stage(dls_holder *h)
     h->staged = false;
 }
 
-/* Removes the pending renewals a gap on the holder's medium skipped: a
+/* Removes the unconfirmed renewals a gap on the holder's medium skipped: a
  * renewal inside a gap was never read by the judge and is never confirmed. */
 static void drop_gap(dls_holder *h, uint64_t from, uint64_t to)
 {
@@ -187,7 +187,7 @@ static void drop_gap(dls_holder *h, uint64_t from, uint64_t to)
     }
 }
 
-static bool pending_in(const dls_holder *h, uint64_t from, uint64_t to)
+static bool unconfirmed_in(const dls_holder *h, uint64_t from, uint64_t to)
 {
     for (size_t i = 0; i < h->nleases; i++)
         for (size_t k = 0; k < h->leases[i].npend; k++)
@@ -208,13 +208,13 @@ static bool mark_concerns(dls_holder *h, const dls_mark_view *v)
     dls_mark_pos mp;
     while (dls_mark_next_pos(&l, &mp))
         if (memcmp(mp.medium, h->medium_id, DLS_MEDIUM_ID_LEN) == 0 &&
-            pending_in(h, 0, mp.position))
+            unconfirmed_in(h, 0, mp.position))
             return true;
     l = v->gaps;
     dls_mark_gap g;
     while (dls_mark_next_gap(&l, &g))
         if (memcmp(g.medium, h->medium_id, DLS_MEDIUM_ID_LEN) == 0 &&
-            pending_in(h, g.from, g.to))
+            unconfirmed_in(h, g.from, g.to))
             return true;
     l = v->due;
     dls_mark_due du;

@@ -1472,7 +1472,7 @@ static void test_confirmation_by_position(void **state)
     assert_false(li.confirmed);
     assert_true(li.bound == 13 * S);
     uint64_t cp = 99;
-    assert_false(dls_holder_confirmed_position(f->h, &cp)); /* nothing pending below p */
+    assert_false(dls_holder_confirmed_position(f->h, &cp)); /* nothing unconfirmed below p */
     /* a forger's mark draining past it: counted forged, confirms nothing */
     mark_at(f, p + 1, false, 0, 0, 0, f->forger);
     step(f);
@@ -1535,7 +1535,7 @@ static void test_confirmation_not_inside_gap(void **state)
 /* holder.md rev 4: the holder keeps the newest 8 unconfirmed renewals of a
  * lease; a mark draining past all of them confirms the newest, so dropping
  * the oldest loses nothing a later mark would not give. */
-static void test_pending_renewals_keep_newest(void **state)
+static void test_unconfirmed_renewals_keep_newest(void **state)
 {
     (void)state;
     fx *f = fx_parts();
@@ -3228,7 +3228,7 @@ int main(void)
         cmocka_unit_test(test_unconfirmed_renewals_extend_nothing),
         cmocka_unit_test(test_confirmation_by_position),
         cmocka_unit_test(test_confirmation_not_inside_gap),
-        cmocka_unit_test(test_pending_renewals_keep_newest),
+        cmocka_unit_test(test_unconfirmed_renewals_keep_newest),
         cmocka_unit_test(test_due_in_mark_stops_at_once),
         cmocka_unit_test(test_journal_gap_loses_every_lease),
         cmocka_unit_test(test_mark_continuation_waits),
