@@ -36,7 +36,7 @@ static void check_port(const char *p)
 {
     uint64_t v;
     size_t n = strlen(p);
-    if (n == 0 || n > 5 || p[0] == '0' || rds_parse_u64(p, n, &v) != 0 || v == 0 || v > 65535)
+    if (n == 0 || n > 5 || p[0] == '0' || dls_dec_u64(p, n, &v) != 0 || v == 0 || v > 65535)
         abort();
 }
 

@@ -435,14 +435,6 @@ int dls_envelope_seal(const dls_secret *s, const uint8_t medium_id[DLS_MEDIUM_ID
 
 /* ---- batch envelopes (attribution.md revision 4) ------------------------ */
 
-static void put_le32(uint8_t *p, uint32_t v)
-{
-    p[0] = (uint8_t)v;
-    p[1] = (uint8_t)(v >> 8);
-    p[2] = (uint8_t)(v >> 16);
-    p[3] = (uint8_t)(v >> 24);
-}
-
 /* Checks the facts of a batch; sets the sum of their lengths. */
 static int batch_check(const dls_bytes *facts, size_t count, size_t *sum)
 {
@@ -481,10 +473,10 @@ int dls_batch_message(const uint8_t medium_id[DLS_MEDIUM_ID_LEN], const uint8_t 
     *p++ = (uint8_t)author_len;
     memcpy(p, author, author_len);
     p += author_len;
-    put_le32(p, (uint32_t)count);
+    dls_put_le32(p, (uint32_t)count);
     p += 4;
     for (size_t i = 0; i < count; i++) {
-        put_le32(p, (uint32_t)facts[i].n);
+        dls_put_le32(p, (uint32_t)facts[i].n);
         p += 4;
         if (facts[i].n)
             memcpy(p, facts[i].p, facts[i].n);

@@ -12,6 +12,16 @@
 #include "daolease/attrib.h"
 #include "vocab/where.h"
 
+/* Writes v as 4 bytes little-endian (the MAC and batch headers of
+ * attribution.md). */
+static inline void dls_put_le32(uint8_t *p, uint32_t v)
+{
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+    p[2] = (uint8_t)(v >> 16);
+    p[3] = (uint8_t)(v >> 24);
+}
+
 /* ---- keyring-line grammar (keyring files and secret key files) ---------- */
 
 /* What a line may hold. */

@@ -106,14 +106,6 @@ int dls_resolver_check(const dls_resolver *r, const uint8_t medium_id[DLS_MEDIUM
     return 0;
 }
 
-static void le32(uint8_t *p, uint32_t v)
-{
-    p[0] = (uint8_t)v;
-    p[1] = (uint8_t)(v >> 8);
-    p[2] = (uint8_t)(v >> 16);
-    p[3] = (uint8_t)(v >> 24);
-}
-
 /* HMAC-SHA-512-256 from the key's precomputed state (issue 13 item 4): the
  * state after absorbing the key is copied, M is hashed piecewise straight
  * from the record (no copy into the scratch buffer), and the tag is compared
@@ -134,13 +126,13 @@ static int mac_verify(const dls_resolver *r, const dls_env *e, const dls_key_ref
     crypto_auth_hmacsha512256_update(&st, hdr, 1);
     crypto_auth_hmacsha512256_update(&st, e->author.p, e->author.n);
     if (e->kind == DLS_REC_BATCH) {
-        le32(hdr, e->count);
+        dls_put_le32(hdr, e->count);
         crypto_auth_hmacsha512256_update(&st, hdr, 4);
         dls_facts it;
         dls_bytes f;
         dls_env_facts(e, &it);
         while (dls_facts_next(&it, &f, NULL)) {
-            le32(hdr, (uint32_t)f.n);
+            dls_put_le32(hdr, (uint32_t)f.n);
             crypto_auth_hmacsha512256_update(&st, hdr, 4);
             crypto_auth_hmacsha512256_update(&st, f.p, f.n);
         }
@@ -172,13 +164,13 @@ static int sig_verify(dls_resolver *r, const dls_env *e, const uint8_t *key)
     p += e->author.n;
     if (e->kind == DLS_REC_BATCH) {
         /* fits: a parsed batch is at most DLS_BATCH_RECORD_MAX bytes */
-        le32(p, e->count);
+        dls_put_le32(p, e->count);
         p += 4;
         dls_facts it;
         dls_bytes f;
         dls_env_facts(e, &it);
         while (dls_facts_next(&it, &f, NULL)) {
-            le32(p, (uint32_t)f.n);
+            dls_put_le32(p, (uint32_t)f.n);
             p += 4;
             if (f.n)
                 memcpy(p, f.p, f.n);

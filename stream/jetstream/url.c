@@ -1,6 +1,7 @@
 /* daolease — nats:// URL parsing for the JetStream medium. Compiled with
  * or without libnats (the parser is plain C and has its own tests). */
 #include "stream/jetstream/jsm.h"
+#include "vocab/dec.h"
 #include "vocab/where.h"
 
 #include <stdio.h>
@@ -11,23 +12,6 @@ static int bad(jsm_url *u, dls_where *w, size_t off, const char *reason)
 {
     jsm_url_free(u);
     return dls_where_fill(w, DLS_ERR_CONFIG, (dls_where){.offset = off, .reason = reason});
-}
-
-static int parse_u64(const char *s, size_t n, uint64_t *out)
-{
-    if (n == 0 || n > 20)
-        return -1;
-    uint64_t v = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (s[i] < '0' || s[i] > '9')
-            return -1;
-        uint64_t d = (uint64_t)(s[i] - '0');
-        if (v > (UINT64_MAX - d) / 10)
-            return -1;
-        v = v * 10 + d;
-    }
-    *out = v;
-    return 0;
 }
 
 static bool host_char(char c)
@@ -66,7 +50,7 @@ static int add_server(jsm_url *u, const char *s, size_t n, size_t off, dls_where
         if (!host_char(s[i]))
             return bad(u, w, off + i, "a host is a name or an IPv4 address");
     uint64_t port = 4222;
-    if (h < n && (parse_u64(s + h + 1, n - h - 1, &port) || port == 0 || port > 65535))
+    if (h < n && (dls_dec_u64(s + h + 1, n - h - 1, &port) || port == 0 || port > 65535))
         return bad(u, w, off + h + 1, "a port is 1 to 65535");
     if (u->nservers == DLS_JETSTREAM_SERVERS_MAX)
         return bad(u, w, off, "more than 16 servers in one URL");
@@ -86,17 +70,17 @@ static int param(jsm_url *u, const char *k, size_t kn, const char *v, size_t vn,
     uint64_t x;
 #define IS(name) (kn == sizeof(name) - 1 && !memcmp(k, name, kn))
     if (IS("timeout_ms")) {
-        if (parse_u64(v, vn, &x) || x == 0 || x > 3600000)
+        if (dls_dec_u64(v, vn, &x) || x == 0 || x > 3600000)
             return bad(u, w, off, "timeout_ms is 1 to 3600000");
         u->timeout_ms = (unsigned)x;
         u->has_timeout = true;
     } else if (IS("replicas")) {
-        if (parse_u64(v, vn, &x) || x == 0 || x > 5)
+        if (dls_dec_u64(v, vn, &x) || x == 0 || x > 5)
             return bad(u, w, off, "replicas is 1 to 5 (JetStream's limit)");
         u->replicas = (unsigned)x;
         u->has_replicas = true;
     } else if (IS("max_msgs")) {
-        if (parse_u64(v, vn, &x) || x > (uint64_t)INT64_MAX)
+        if (dls_dec_u64(v, vn, &x) || x > (uint64_t)INT64_MAX)
             return bad(u, w, off, "max_msgs is 0 (retain everything) to 2^63-1");
         u->max_msgs = x;
         u->has_max_msgs = true;

@@ -41,8 +41,8 @@ static int parse_rid(const char *s, size_t n, rid *out)
     if (!dash)
         return -1;
     size_t a = (size_t)(dash - s);
-    if (rds_parse_u64(s, a, &out->ms) != 0 ||
-        rds_parse_u64(dash + 1, n - a - 1, &out->seq) != 0)
+    if (dls_dec_u64(s, a, &out->ms) != 0 ||
+        dls_dec_u64(dash + 1, n - a - 1, &out->seq) != 0)
         return -1;
     return 0;
 }
@@ -109,7 +109,7 @@ static int parse_entry(const redisReply *e, rds_ent *out, dls_where *w)
         rds_fail(w, 0, 0, "a stream entry lacks its pos or rec field");
         return -1;
     }
-    if (rds_parse_u64(pos->str, pos->len, &out->pos) != 0) {
+    if (dls_dec_u64(pos->str, pos->len, &out->pos) != 0) {
         rds_fail(w, 0, 0, "a stream entry's pos is not a decimal position");
         return -1;
     }
@@ -298,12 +298,12 @@ static int fetch(rds_cur *c, bool *have_next, uint64_t *next, bool *sealed, uint
     *have_next = *sealed = false;
     if (!rc && nx->type == REDIS_REPLY_STRING) {
         *have_next = true;
-        if (rds_parse_u64(nx->str, nx->len, next) != 0)
+        if (dls_dec_u64(nx->str, nx->len, next) != 0)
             rc = rds_fail(w, DLS_ERR_REDIS_TYPE, 0, "the medium's next key is not a decimal position");
     }
     if (!rc && sl->type == REDIS_REPLY_STRING) {
         *sealed = true;
-        if (rds_parse_u64(sl->str, sl->len, seal) != 0)
+        if (dls_dec_u64(sl->str, sl->len, seal) != 0)
             rc = rds_fail(w, DLS_ERR_REDIS_TYPE, 0, "the medium's sealed key is not a decimal position");
     }
     /* K:next after the page: an entry whose pos is not below it was not
@@ -311,7 +311,7 @@ static int fetch(rds_cur *c, bool *have_next, uint64_t *next, bool *sealed, uint
      * assigned before the XRANGE is below K:next after it) */
     uint64_t after = UINT64_MAX;
     if (!rc && rep[2]->type == REDIS_REPLY_STRING &&
-        rds_parse_u64(rep[2]->str, rep[2]->len, &after) != 0)
+        dls_dec_u64(rep[2]->str, rep[2]->len, &after) != 0)
         rc = rds_fail(w, DLS_ERR_REDIS_TYPE, 0, "the medium's next key is not a decimal position");
     if (!rc) {
         c->page = rep[1];

@@ -124,7 +124,7 @@ static int fence_locked(rds *r, dls_where *w)
     else if (rds_is_err(x))
         rc = rds_map_err(x, w);
     else if (x->type != REDIS_REPLY_STRING ||
-             rds_parse_u64(x->str, x->len, &r->fence_next) != 0)
+             dls_dec_u64(x->str, x->len, &r->fence_next) != 0)
         rc = rds_fail(w, DLS_ERR_TRANSPORT, 0, "the fence script answered something unexpected");
     else
         r->fence_next_known = true;

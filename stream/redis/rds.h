@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "daolease/redis.h"
+#include "vocab/dec.h"
 
 #define RDS_KEY_MAX 256u            /* bytes of a medium's key */
 #define RDS_PAGE 512u               /* entries per XRANGE page */
@@ -33,9 +34,5 @@ typedef struct rds_url {
  * (w->reason, w->offset the byte offset in the URL) or DLS_ERR_NOMEM. */
 int rds_url_parse(const char *url, rds_url *u, dls_where *w);
 void rds_url_free(rds_url *u);
-
-/* Parses a decimal uint64 of exactly n bytes (no sign, no spaces, at most
- * 20 digits, no overflow). 0 or -1. */
-int rds_parse_u64(const char *s, size_t n, uint64_t *out);
 
 #endif

@@ -319,7 +319,7 @@ static int check_layout(rds *r, bool created, const uint8_t *want_id, uint64_t w
     if (!rc) {
         uint64_t ml = 0;
         if (mlr->type == REDIS_REPLY_STRING &&
-            (rds_parse_u64(mlr->str, mlr->len, &ml) != 0 || ml == 0))
+            (dls_dec_u64(mlr->str, mlr->len, &ml) != 0 || ml == 0))
             rc = rds_fail(w, DLS_ERR_REDIS_TYPE, 0, "the medium's :maxlen is not a positive integer");
         else if (want_maxlen && want_maxlen != ml)
             rc = rds_fail(w, DLS_ERR_CONFIG, 0, "the medium's declared maxlen differs from the requested one");

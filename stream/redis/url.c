@@ -8,23 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-int rds_parse_u64(const char *s, size_t n, uint64_t *out)
-{
-    if (n == 0 || n > 20)
-        return -1;
-    uint64_t v = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (s[i] < '0' || s[i] > '9')
-            return -1;
-        uint64_t d = (uint64_t)(s[i] - '0');
-        if (v > (UINT64_MAX - d) / 10)
-            return -1;
-        v = v * 10 + d;
-    }
-    *out = v;
-    return 0;
-}
-
 static int bad(dls_where *w, size_t off, const char *reason)
 {
     return dls_where_fill(w, DLS_ERR_CONFIG, (dls_where){.offset = off, .reason = reason});
@@ -94,7 +77,7 @@ static int param(rds_url *u, const char *p, size_t n, size_t off, dls_where *w)
         u->has_sync = true;
         return 0;
     }
-    if (rds_parse_u64(v, vn, &x) != 0)
+    if (dls_dec_u64(v, vn, &x) != 0)
         return bad(w, off, "a URL parameter's value is not a decimal integer");
     if (IS("timeout_ms")) {
         if (x == 0 || x > 3600000)
@@ -185,7 +168,7 @@ static int hostport(rds_url *u, const char *s, size_t n, size_t off, dls_where *
     if (port) {
         size_t pn = n - (size_t)(port - s);
         uint64_t p;
-        if (rds_parse_u64(port, pn, &p) != 0 || p == 0 || p > 65535)
+        if (dls_dec_u64(port, pn, &p) != 0 || p == 0 || p > 65535)
             return bad(w, off + (size_t)(port - s), "the port must be 1 … 65535");
         /* the value, not the bytes: "0000000000000006391" is port 6391
          * and must not be copied into the 8-byte buffer (issue 12 item 10) */
