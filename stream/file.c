@@ -69,9 +69,6 @@ static int file_append_batch(void *impl, const uint8_t *const *recs, const size_
     rc = f->exclusive && !f->tail.dirty ? 0 : dls_st_tail_refresh(&f->tail, true, w);
     if (!rc && f->tail.sealed)
         rc = dls_st_fail(w, DLS_ERR_SEALED, f->tail.end, "the medium is sealed", 0);
-    if (!rc && dls_st_batch_seal_inside(recs, lens, count))
-        rc = dls_st_fail(w, DLS_ERR_SEALED, f->tail.end,
-                         "a batch holds records after its seal", 0);
     if (!rc)
         rc = dls_st_tail_append(&f->tail, &f->sync, recs, lens, count, first, &seq, w);
     if (!f->exclusive)

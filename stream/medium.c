@@ -136,6 +136,10 @@ int dls_medium_append_batch(dls_medium *m, const uint8_t *const *recs, const siz
     for (size_t i = 0; i < count; i++)
         if ((rc = check_record(recs[i], lens[i], w)))
             return rc;
+    /* stream-format.md: nothing follows a seal, so a batch holding a record
+     * after its seal is refused whole, before any backend sees it. */
+    if (dls_st_batch_seal_inside(recs, lens, count))
+        return dls_st_fail(w, DLS_ERR_SEALED, 0, "a batch holds records after its seal", 0);
     uint64_t p = 0;
     rc = m->ops->append_batch(m->impl, recs, lens, count, &p, w);
     if (!rc && first)

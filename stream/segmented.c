@@ -353,9 +353,6 @@ static int seg_append_batch(void *impl, const uint8_t *const *recs, const size_t
     rc = m->exclusive && !m->tail.dirty ? 0 : refresh(m, w);
     if (!rc && (m->tail.sealed || m->sealed_before))
         rc = dls_st_fail(w, DLS_ERR_SEALED, m->tail.end, "the medium is sealed", 0);
-    if (!rc && dls_st_batch_seal_inside(recs, lens, count))
-        rc = dls_st_fail(w, DLS_ERR_SEALED, m->tail.end,
-                         "a batch holds records after its seal", 0);
     if (!rc)
         rc = write_batch(m, recs, lens, count, first, &seq, w);
     if (!rc) {

@@ -614,6 +614,47 @@ static void test_sealed_end(void **state)
     dls_medium_del(m);
 }
 
+static dls_medium *create_seg(const char *name, uint64_t seg_bytes, uint64_t keep,
+                              uint64_t keep_bytes, dls_sync sync);
+
+/* stream-format.md, Sealing: nothing follows a seal. A batch holding a record
+ * after its seal is refused whole (DLS_ERR_SEALED, nothing written) by the
+ * one check in dls_medium_append_batch, on every backend alike; a batch
+ * ending with its seal is accepted and seals. */
+static void test_batch_seal_inside_every_backend(void **state)
+{
+    (void)state;
+    dls_medium *ms[3];
+    ms[0] = create_file("bs.dls", DLS_SYNC_NONE);
+    ms[1] = create_seg("bs.seg", 4096, 0, 0, DLS_SYNC_NONE);
+    dls_medium_settings rs = settings(DLS_SYNC_NONE);
+    rs.ring_capacity = 16;
+    assert_int_equal(dls_ring_new(&ms[2], &rs), 0);
+    const uint8_t *recs[3] = {(const uint8_t *)"\x80", (const uint8_t *)DLS_SEAL_RECORD,
+                              (const uint8_t *)"\x81"};
+    size_t lens[3] = {1, DLS_SEAL_RECORD_LEN, 1};
+    for (int k = 0; k < 3; k++) {
+        dls_medium *m = ms[k];
+        uint64_t pos = 99;
+        dls_where w = {0};
+        assert_int_equal(dls_medium_append_batch(m, recs, lens, 3, &pos, &w), DLS_ERR_SEALED);
+        assert_non_null(w.reason);
+        assert_true(pos == 99);
+        dls_cursor *c;
+        dls_record r;
+        assert_int_equal(dls_cursor_new(&c, m, 0), 0);
+        assert_int_equal(dls_cursor_next(c, &r, NULL), DLS_NEXT_BLOCKED); /* nothing written */
+        assert_int_equal(dls_medium_append_batch(m, recs, lens, 2, &pos, &w), 0);
+        assert_true(pos == 0);
+        assert_int_equal(dls_cursor_next(c, &r, NULL), DLS_NEXT_OK);
+        assert_true(r.position == 0 && r.n == 1 && r.p[0] == 0x80);
+        assert_int_equal(dls_cursor_next(c, &r, NULL), DLS_NEXT_END);
+        dls_cursor_del(c);
+        assert_int_equal(dls_medium_append(m, recs[2], 1, &pos, &w), DLS_ERR_SEALED);
+        dls_medium_del(m);
+    }
+}
+
 static void test_torn_every_length(void **state)
 {
     (void)state;
@@ -2852,6 +2893,7 @@ int main(void)
         T(test_half_written_blocked),
         T(test_zero_tail_blocked),
         T(test_sealed_end),
+        T(test_batch_seal_inside_every_backend),
         T(test_torn_every_length),
         T(test_r_rule_boundary),
         T(test_flipped_byte_far),

@@ -238,9 +238,6 @@ static size_t append_pipelined(jsm *m, const uint8_t *const *recs, const size_t 
 static int append_locked(jsm *m, const uint8_t *const *recs, const size_t *lens, size_t count,
                          uint64_t *first, dls_where *w)
 {
-    for (size_t k = 0; k < count; k++)
-        if (dls_record_is_seal(recs[k], lens[k]) && k + 1 < count)
-            return fail(w, DLS_ERR_SEALED, "a record after the seal in one batch");
     int64_t deadline = nats_Now() + (int64_t)m->timeout_ms;
     int rc;
     if (!m->last_known && (rc = jsm_refresh(m, deadline, w)))

@@ -97,8 +97,6 @@ int rds_append_batch(void *impl, const uint8_t *const *recs, const size_t *lens,
         bytes += lens[i];
         if (bytes > RDS_BATCH_MAX_BYTES)
             return rds_fail(w, DLS_ERR_TOOBIG, i, "a Redis batch holds at most 32 MiB");
-        if (i + 1 < count && dls_record_is_seal(recs[i], lens[i]))
-            return rds_fail(w, DLS_ERR_SEALED, i, "a seal is followed by a record in the batch");
     }
     pthread_mutex_lock(&r->mu);
     int rc = append_locked(r, recs, lens, count, first, w);
