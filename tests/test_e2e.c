@@ -14,6 +14,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "support.h"
+
 #include <errno.h>
 #include <inttypes.h>
 #include <signal.h>
@@ -40,37 +42,6 @@ static void sh(const char *fmt, ...)
     int rc = system(cmd);
     if (rc != 0)
         fail_msg("command failed (%d): %s", rc, cmd);
-}
-
-static void sleep_ms(unsigned ms)
-{
-    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-    while (nanosleep(&ts, &ts) && errno == EINTR)
-        ;
-}
-
-/* Starts `cmd` under /bin/sh in the background; returns its pid. */
-static pid_t spawn(const char *fmt, ...)
-{
-    char cmd[4096];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(cmd, sizeof cmd, fmt, ap);
-    va_end(ap);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
-        _exit(127);
-    }
-    return pid;
-}
-
-static int wait_status(pid_t pid)
-{
-    int ws;
-    assert_int_equal(waitpid(pid, &ws, 0), pid);
-    return WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
 }
 
 /* A folder with keys for the grantor and three agents, their media, and

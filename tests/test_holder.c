@@ -34,6 +34,8 @@
 #endif
 #include <cmocka.h>
 
+#include "support.h"
+
 #include <sodium.h>
 
 #include "daolease/attrib.h"
@@ -2919,24 +2921,6 @@ static void test_holder_stops_before_reclaim_under_faults(void **state)
 /* ---- a redis-server of the test's own (for the Redis case of issue 12
  * item 7), skipped when /usr/bin/redis-server is missing -------------------- */
 
-static int redis_free_port(void)
-{
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0)
-        return -1;
-    struct sockaddr_in a;
-    memset(&a, 0, sizeof a);
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t l = sizeof a;
-    int port = -1;
-    if (bind(fd, (struct sockaddr *)&a, sizeof a) == 0 &&
-        getsockname(fd, (struct sockaddr *)&a, &l) == 0)
-        port = ntohs(a.sin_port);
-    close(fd);
-    return port;
-}
-
 static redisContext *redis_connect(int port)
 {
     struct timeval tv = {1, 0};
@@ -2955,7 +2939,7 @@ static redisContext *redis_connect(int port)
 static pid_t redis_start(int *port, redisContext **adm)
 {
     for (int attempt = 0; attempt < 5; attempt++) {
-        *port = redis_free_port();
+        *port = free_port();
         if (*port <= 0)
             return -1;
         char ps[16];

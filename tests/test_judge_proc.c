@@ -16,6 +16,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "support.h"
+
 #include <errno.h>
 #include <inttypes.h>
 #include <signal.h>
@@ -30,51 +32,7 @@
 static char dir[256];
 static const char *bin;
 
-static int run_sh(const char *fmt, ...)
-{
-    char cmd[8192];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(cmd, sizeof cmd, fmt, ap);
-    va_end(ap);
-    int rc = system(cmd);
-    return WIFEXITED(rc) ? WEXITSTATUS(rc) : 128 + WTERMSIG(rc);
-}
-
 #define SH(...) assert_int_equal(run_sh(__VA_ARGS__), 0)
-
-static void sleep_ms(unsigned ms)
-{
-    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-    while (nanosleep(&ts, &ts) && errno == EINTR)
-        ;
-}
-
-/* Starts `cmd` under /bin/sh in its own process group; returns its pid. */
-static pid_t spawn(const char *fmt, ...)
-{
-    char cmd[8192];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(cmd, sizeof cmd, fmt, ap);
-    va_end(ap);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        setpgid(0, 0);
-        execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
-        _exit(127);
-    }
-    setpgid(pid, pid);
-    return pid;
-}
-
-static int wait_status(pid_t pid)
-{
-    int ws;
-    assert_int_equal(waitpid(pid, &ws, 0), pid);
-    return WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
-}
 
 /* The first unsigned number in file `name`, or 0. */
 static uint64_t read_number(const char *name)
@@ -150,7 +108,7 @@ static int teardown(void **state)
  * journal JOURNAL has its header. */
 static pid_t start_judge_with(const char *config, const char *journal, const char *extra)
 {
-    pid_t judge = spawn("cd %s && exec %s judge --config %s %s >> judge.out 2>> judge.err", dir,
+    pid_t judge = spawn_group("cd %s && exec %s judge --config %s %s >> judge.out 2>> judge.err", dir,
                         bin, config, extra);
     char path[512];
     snprintf(path, sizeof path, "%s/%s", dir, journal);
@@ -298,14 +256,14 @@ static void test_crash_looping_judge_reclaims_dead_holder(void **state)
 {
     (void)state;
     pid_t judge = start_judge("--create");
-    pid_t dead = spawn("cd %s && exec %s run --config run-a1.json --subject job -- "
+    pid_t dead = spawn_group("cd %s && exec %s run --config run-a1.json --subject job -- "
                        "sh -c 'echo $DAOLEASE_LEASE > dead.lease; exec sleep 60'",
                        dir, bin);
     uint64_t old = wait_number("dead.lease", 0, 10000);
     assert_true(old > 0);
     sleep_ms(300);
     kill9(dead); /* the holder dies silently: no release, no more renewals */
-    pid_t waiter = spawn("cd %s && exec %s run --config run-a2.json --subject job --wait 8s -- "
+    pid_t waiter = spawn_group("cd %s && exec %s run --config run-a2.json --subject job --wait 8s -- "
                          "sh -c 'echo $DAOLEASE_LEASE > got.lease' 2> waiter.err",
                          dir, bin);
     unsigned delays[] = {150, 450, 250, 350, 200, 400, 300, 150, 450, 250, 350, 200};
@@ -340,7 +298,7 @@ static void test_lost_ledger_with_real_holders(void **state)
     pid_t judge = start_judge("--create");
     pid_t run[2];
     for (int i = 0; i < 2; i++)
-        run[i] = spawn("cd %s && exec %s run --config run-a%d.json --subject s%d --duration 3s "
+        run[i] = spawn_group("cd %s && exec %s run --config run-a%d.json --subject s%d --duration 3s "
                        "--wait 20s --lease-file lease%d.txt -- sh -c 'n=0; while [ $n -lt 80 ]; "
                        "do echo \"w $(cat lease%d.txt)\" >> writes%d; n=$((n+1)); sleep 0.05; "
                        "done' 2> run%d.err",
@@ -406,7 +364,7 @@ static void test_grantor_key_rotation(void **state)
     uint64_t old = read_number("old.lease");
     assert_true(old > 0);
     /* a proposal left unanswered on a2's medium for the old journal */
-    pid_t left = spawn("cd %s && exec %s run --config run-a2.json --subject k2 --wait 30s -- "
+    pid_t left = spawn_group("cd %s && exec %s run --config run-a2.json --subject k2 --wait 30s -- "
                        "sh -c 'sleep 60' 2> /dev/null",
                        dir, bin);
     sleep_ms(300);

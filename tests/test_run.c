@@ -10,6 +10,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "support.h"
+
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -30,48 +32,7 @@
 static char dir[256];
 static const char *bin;
 
-static int run_sh(const char *fmt, ...)
-{
-    char cmd[4096];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(cmd, sizeof cmd, fmt, ap);
-    va_end(ap);
-    int rc = system(cmd);
-    return WIFEXITED(rc) ? WEXITSTATUS(rc) : 128 + WTERMSIG(rc);
-}
-
 #define SH(...) assert_int_equal(run_sh(__VA_ARGS__), 0)
-
-static void sleep_ms(unsigned ms)
-{
-    struct timespec ts = {ms / 1000, (long)(ms % 1000 * DLS_NS_PER_MS)};
-    while (nanosleep(&ts, &ts) && errno == EINTR)
-        ;
-}
-
-static pid_t spawn(const char *fmt, ...)
-{
-    char cmd[4096];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(cmd, sizeof cmd, fmt, ap);
-    va_end(ap);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
-        _exit(127);
-    }
-    return pid;
-}
-
-static int wait_status(pid_t pid)
-{
-    int ws;
-    assert_int_equal(waitpid(pid, &ws, 0), pid);
-    return WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
-}
 
 static bool exists(const char *name)
 {
