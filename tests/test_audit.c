@@ -3277,6 +3277,10 @@ static void test_audit_trimmed_journal_starts_at_checkpoint(void **state)
     }
     assert_true(from_ck > 0);
     assert_int_equal(live, c.live_at_end);
+    /* the picture says where such a lease comes from */
+    char *svg = svg_of(a, NULL);
+    assert_int_equal(count_str(svg, "granted before the audited history"), from_ck);
+    free(svg);
     dls_audit_del(a);
 
     /* without the deleted segments the judge's own history is the same: the
@@ -3511,6 +3515,22 @@ static void test_audit_cli_trimmed_journal(void **state)
     ckr_fini(&c);
 }
 
+/* include/daolease/audit.h, dls_audit_settings_default ("checkpoints NULL");
+ * issue 17 item 4: with the settings left to their defaults (or NULL
+ * settings) the audit must see no checkpoint folder — the default left
+ * `checkpoints` uninitialised, which valgrind caught once the start at a
+ * checkpoint read it on every trimmed journal. */
+static void test_audit_settings_default_has_no_folder(void **state)
+{
+    (void)state;
+    dls_audit_settings s;
+    memset(&s, 0xa5, sizeof s);
+    dls_audit_settings_default(&s);
+    assert_null(s.checkpoints);
+    assert_int_equal(s.max_media, 1024);
+    assert_true(s.keep_renewal_points);
+}
+
 int main(void)
 {
     if (sodium_init() < 0)
@@ -3567,6 +3587,7 @@ int main(void)
         cmocka_unit_test(test_audit_trimmed_journal_planted_start),
         cmocka_unit_test(test_audit_journal_hole_is_failure),
         cmocka_unit_test(test_audit_cli_trimmed_journal),
+        cmocka_unit_test(test_audit_settings_default_has_no_folder),
     };
     return cmocka_run_group_tests_name("audit", tests, NULL, NULL);
 }
