@@ -58,6 +58,28 @@ DLS_EXPORT int dls_judge_checkpoint(dls_judge *j, const char *dir,
 DLS_EXPORT int dls_checkpoint_prune(const char *dir, size_t keep, size_t *deleted,
                                     uint64_t *oldest_kept, dls_where *w);
 
+/* The journal's retention (judge.md rev 4, Checkpoints, Retention;
+ * docs/checkpoints.md, Retention): deletes the whole segments of j's
+ * journal — a segmented medium created without a bound — that lie before
+ * every checkpoint kept in `dir` (NULL: the journal's path + ".ckpt"), so
+ * the journal stays bounded while a restart from any kept checkpoint
+ * still finds the journal from its journal_next on. The position is the
+ * least `journal_next` among the checkpoints in `dir` whose header names
+ * this journal, and the call trims nothing (answers 0, *before 0) unless
+ * the newest checkpoint this judge committed since it started is among
+ * them. Call it between passes, after dls_judge_checkpoint and
+ * dls_checkpoint_prune (keep at least 2). A judge whose journal was
+ * trimmed restarts only from a checkpoint: full replay is refused (the
+ * journal is not retained from position 0). *before (optional) receives
+ * the position trimmed before (0: none), *oldest (optional) the journal's
+ * oldest retained position after the call. Errors: DLS_ERR_RETENTION (the
+ * journal is not segmented: a file journal retains everything), the
+ * errors of dls_medium_trim (DLS_ERR_IO, DLS_ERR_LOCKED: not fatal, the
+ * judge carries on with more on disk), DLS_ERR_NOMEM, the usual handle
+ * errors. */
+DLS_EXPORT int dls_judge_trim_journal(dls_judge *j, const char *dir, uint64_t *before,
+                                      uint64_t *oldest, dls_where *w);
+
 /* ---- reading one record (the fuzz target, dump, audit) -------------------- */
 
 typedef enum dls_ckpt_kind {
