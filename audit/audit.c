@@ -255,7 +255,9 @@ int dls_audit_run(dls_audit **out, const dls_audit_settings *s, dls_medium *jour
     if (!rc)
         rc = dls_cursor_new(&jcur, journal, 0);
     if (!rc) {
-        au_read_journal(a, &js, jcur);
+        /* a journal whose first records are gone starts at a checkpoint */
+        if (au_start(a, &js, journal, &jcur) && !a->nomem)
+            au_read_journal(a, &js, jcur);
         if (!a->nomem)
             au_flush_mark(a, &js);
         if (!a->nomem) {

@@ -22,8 +22,8 @@
 #include "audit/internal.h"
 #include "daolease/checkpoint.h"
 
-static void mismatch(dls_audit *a, uint64_t pass, uint64_t position, const char *what,
-                     uint64_t lease)
+void au_checkpoint_mismatch(dls_audit *a, uint64_t pass, uint64_t position, const char *what,
+                            uint64_t lease)
 {
     a->sum.checkpoints_mismatch++;
     au_journal_malformed(a);
@@ -64,6 +64,38 @@ static const char *lease_diff(dls_audit *a, const dls_ckpt_rec *r)
     return NULL;
 }
 
+/* The comparison, record by record (a dls_checkpoint_read callback). */
+typedef struct cmp_state {
+    dls_audit *a;
+    uint64_t pass;
+    uint64_t leases;
+    const char *diff;
+    uint64_t diff_lease;
+} cmp_state;
+
+static int compare_record(void *user, const dls_ckpt_rec *r)
+{
+    cmp_state *st = user;
+    dls_audit *a = st->a;
+    if (st->diff)
+        return 0;
+    if (r->kind == DLS_CKPT_HEADER) {
+        if (r->pass != st->pass)
+            st->diff = "the header's pass";
+        else if (memcmp(r->journal, a->sum.journal_id, DLS_MEDIUM_ID_LEN) != 0)
+            st->diff = "the header's journal";
+        else if (r->highest != a->max_lease)
+            st->diff = "the highest lease id";
+        else if (a->have_mark && r->now_ns != a->last_now)
+            st->diff = "the header's now";
+    } else if (r->kind == DLS_CKPT_LEASE) {
+        st->leases++;
+        if ((st->diff = lease_diff(a, r)) != NULL)
+            st->diff_lease = r->id;
+    }
+    return 0;
+}
+
 bool au_checkpoint_commit(dls_audit *a, const uint8_t *fact, size_t n, uint64_t position)
 {
     uint64_t pass = 0, records = 0;
@@ -72,72 +104,35 @@ bool au_checkpoint_commit(dls_audit *a, const uint8_t *fact, size_t n, uint64_t 
         return false;
     if (!a->set.checkpoints)
         return false; /* counted as ignored, as before */
-    size_t dl = strlen(a->set.checkpoints);
-    char *path = malloc(dl + 32);
-    if (!path) {
-        a->nomem = true;
-        return true;
-    }
-    snprintf(path, dl + 32, "%s/%020" PRIu64 ".dls", a->set.checkpoints, pass);
-    dls_medium *m = NULL;
-    dls_cursor *c = NULL;
-    if (dls_medium_open(&m, path, DLS_OPEN_READ, NULL, NULL) != 0) {
-        a->sum.checkpoints_missing++;
-        free(path);
-        return true;
-    }
-    free(path);
-    a->sum.checkpoints_checked++;
-    if (dls_cursor_new(&c, m, 0)) {
-        dls_medium_del(m);
-        a->nomem = true;
-        return true;
-    }
-    crypto_generichash_state h;
-    crypto_generichash_init(&h, NULL, 0, DLS_CKPT_DIGEST_LEN);
-    uint64_t count = 0, leases = 0;
-    const char *diff = NULL;
-    uint64_t diff_lease = 0;
-    dls_record rec;
-    while (dls_cursor_next(c, &rec, NULL) == DLS_NEXT_OK) {
-        uint8_t le[4] = {(uint8_t)rec.n, (uint8_t)(rec.n >> 8), (uint8_t)(rec.n >> 16),
-                         (uint8_t)(rec.n >> 24)};
-        crypto_generichash_update(&h, le, 4);
-        crypto_generichash_update(&h, rec.p, rec.n);
-        count++;
-        if (diff)
-            continue;
-        dls_ckpt_rec r;
-        if (dls_ckpt_decode(rec.p, rec.n, &r, NULL)) {
-            diff = "a malformed record";
-            continue;
-        }
-        if ((count == 1) != (r.kind == DLS_CKPT_HEADER)) {
-            diff = "records out of order";
-        } else if (r.kind == DLS_CKPT_HEADER) {
-            if (r.pass != pass)
-                diff = "the header's pass";
-            else if (memcmp(r.journal, a->sum.journal_id, DLS_MEDIUM_ID_LEN) != 0)
-                diff = "the header's journal";
-            else if (r.highest != a->max_lease)
-                diff = "the highest lease id";
-            else if (a->have_mark && r.now_ns != a->last_now)
-                diff = "the header's now";
-        } else if (r.kind == DLS_CKPT_LEASE) {
-            leases++;
-            if ((diff = lease_diff(a, &r)) != NULL)
-                diff_lease = r.id;
-        }
-    }
-    dls_cursor_del(c);
-    dls_medium_del(m);
+    if (a->have_start_commit && position == a->start_commit_pos)
+        return true; /* the checkpoint the audit started from (start.c): verified there */
+    cmp_state st = {a, pass, 0, NULL, 0};
     uint8_t got[DLS_CKPT_DIGEST_LEN];
-    crypto_generichash_final(&h, got, sizeof got);
+    uint64_t count = 0;
+    dls_where w = {0};
+    int rc = dls_checkpoint_read(a->set.checkpoints, pass, compare_record, &st, got, &count, &w);
+    if (rc == DLS_ERR_NOTFOUND) {
+        a->sum.checkpoints_missing++; /* pruned: never a failure */
+        return true;
+    }
+    if (rc == DLS_ERR_NOMEM) {
+        a->nomem = true;
+        return true;
+    }
+    a->sum.checkpoints_checked++;
+    if (rc && rc != DLS_ERR_RECORD && count == 0) {
+        /* there, but it cannot be opened or read at all */
+        au_checkpoint_mismatch(a, pass, position, "its file cannot be read", 0);
+        return true;
+    }
     if (count != records || sodium_memcmp(got, want, sizeof got) != 0)
-        mismatch(a, pass, position, "its digest or record count is not the commit record's", 0);
-    else if (diff)
-        mismatch(a, pass, position, diff, diff_lease);
-    else if (leases != a->n_live)
-        mismatch(a, pass, position, "the number of live leases", 0);
+        au_checkpoint_mismatch(a, pass, position,
+                               "its digest or record count is not the commit record's", 0);
+    else if (rc)
+        au_checkpoint_mismatch(a, pass, position, "a malformed record", 0);
+    else if (st.diff)
+        au_checkpoint_mismatch(a, pass, position, st.diff, st.diff_lease);
+    else if (st.leases != a->n_live)
+        au_checkpoint_mismatch(a, pass, position, "the number of live leases", 0);
     return true;
 }

@@ -143,6 +143,10 @@ struct dls_audit {
     uint64_t last_pass, last_now;
     uint32_t cur_basis;
     bool nomem;             /* an allocation failed: the run answers NOMEM */
+    /* starting at a checkpoint (start.c) */
+    bool have_start_commit;
+    uint64_t start_commit_pos; /* the start checkpoint's commit record: met again on
+                                  the journal, it is not compared with itself */
 };
 
 /* Renders a subject's encoding as short display text (a str as its bytes,
@@ -228,6 +232,10 @@ void au_journal_malformed(dls_audit *a);
  * was one (and was checked when settings.checkpoints is set). */
 bool au_checkpoint_commit(dls_audit *a, const uint8_t *fact, size_t n, uint64_t position);
 void au_finish(dls_audit *a);
+/* audit/checkpoint.c: a checkpoint that differs from what the audit expects
+ * (a `journal` failure, counted in checkpoints_mismatch) */
+void au_checkpoint_mismatch(dls_audit *a, uint64_t pass, uint64_t position, const char *what,
+                            uint64_t lease);
 
 /* apply.c: one record drained from a lease-fact medium */
 void au_apply_record(dls_audit *a, size_t mix, const dls_record *rec);
@@ -252,5 +260,14 @@ typedef struct journal_state {
 void au_read_journal(dls_audit *a, journal_state *js, dls_cursor *cur);
 /* Replays the mark being collected, if any. */
 void au_flush_mark(dls_audit *a, journal_state *js);
+
+/* start.c: where the replay starts (judge.md rev 4, Checkpoints, Audit;
+ * issue 17 item 4). With the journal retained from position 0, *cur (a
+ * cursor at 0) is left as it is and true is answered. With its first
+ * records gone, the oldest usable checkpoint of settings.checkpoints is
+ * loaded into the audit's ledger and *cur replaced by a cursor at its
+ * journal_next (true); with none, the gap is a `journal` failure and false
+ * is answered (nothing is replayed). */
+bool au_start(dls_audit *a, journal_state *js, dls_medium *journal, dls_cursor **cur);
 
 #endif

@@ -316,6 +316,15 @@ void au_read_journal(dls_audit *a, journal_state *js, dls_cursor *cur)
             au_set_incomplete(a, at, "journal records %" PRIu64 "..%" PRIu64
                                   " were evicted: the journal cannot be replayed past them",
                            rec.gap_from, rec.position ? rec.position - 1 : 0);
+        } else if (r == DLS_NEXT_ERROR && rec.gap_from > at) {
+            /* a hole: a segment missing between the oldest and the newest
+             * (stream-format.md rev 4: corruption, never retention) */
+            a->sum.journal_missing_from = at;
+            a->sum.journal_missing_to = rec.gap_from;
+            au_journal_malformed(a);
+            au_detail(a, "journal: positions %" PRIu64 "..%" PRIu64 " are missing (a hole in the "
+                      "middle of the journal: corruption); the audit stops there", at,
+                      rec.gap_from - 1);
         } else if (r == DLS_NEXT_ERROR) {
             au_set_incomplete(a, at, "journal: transport-error at position %" PRIu64 " (%s)", at,
                            w.reason ? w.reason : "unreadable");

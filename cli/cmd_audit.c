@@ -45,7 +45,9 @@ static void usage(FILE *to)
             "  --json             JSON Lines: one line a lease, then a summary line\n"
             "  --svg FILE         also draw the timeline picture into FILE\n"
             "  --checkpoints DIR  check each committed checkpoint in DIR against the\n"
-            "                     replay (a difference is a journal failure)\n\n"
+            "                     replay (a difference is a journal failure), and start\n"
+            "                     at one when the journal's first records are gone\n"
+            "                     (default: J.ckpt when that folder exists)\n\n"
             "exit status: 0 no failure found, 1 a failure found, 2 usage, 3 could not audit\n");
 }
 
@@ -385,6 +387,36 @@ static int print_json_summary(dls_jbuf *b, const dls_audit *a, const char *grant
     j_strings(b, s->warnings, s->n_warnings);
     j_key(b, "failure_details", false);
     j_strings(b, s->failure_details, s->n_failure_details);
+    /* issue 17 item 4 (docs/audit.md, "A journal that starts at a
+     * checkpoint"): present only when they apply, like `incomplete` */
+    if (s->start_checkpoint) {
+        j_key(b, "not_audited", false);
+        dls_jbuf_puts(b, "{\"checkpoint\": ");
+        dls_jbuf_uint(b, s->start_checkpoint);
+        dls_jbuf_puts(b, ", \"from\": 0, \"to\": ");
+        dls_jbuf_uint(b, s->not_audited_to);
+        dls_jbuf_puts(b, ", \"journal_first\": ");
+        dls_jbuf_uint(b, s->journal_first);
+        dls_jbuf_puts(b, "}");
+    }
+    if (s->journal_missing_to) {
+        j_key(b, "journal_missing", false);
+        dls_jbuf_puts(b, "[");
+        dls_jbuf_uint(b, s->journal_missing_from);
+        dls_jbuf_puts(b, ", ");
+        dls_jbuf_uint(b, s->journal_missing_to);
+        dls_jbuf_puts(b, "]");
+    }
+    if (s->checkpoints_checked || s->checkpoints_mismatch || s->checkpoints_missing) {
+        j_key(b, "checkpoints", false);
+        dls_jbuf_puts(b, "{\"checked\": ");
+        dls_jbuf_uint(b, s->checkpoints_checked);
+        dls_jbuf_puts(b, ", \"mismatch\": ");
+        dls_jbuf_uint(b, s->checkpoints_mismatch);
+        dls_jbuf_puts(b, ", \"missing\": ");
+        dls_jbuf_uint(b, s->checkpoints_missing);
+        dls_jbuf_puts(b, "}");
+    }
     if (s->incomplete) {
         j_key(b, "incomplete", false);
         j_str(b, s->incomplete);
@@ -549,6 +581,16 @@ static void print_human(const dls_audit *a, const char *journal, const char *gra
     for (size_t i = 0; i < s->n_unused_media; i++)
         printf("  unused medium: %s (the journal never names it)\n",
                media_paths[s->unused_media[i]]);
+    if (s->start_checkpoint)
+        printf("  not audited: journal positions 0..%" PRIu64 " (passes up to %" PRIu64
+               "): the audit starts at checkpoint %" PRIu64 " (positions 0..%" PRIu64
+               " are gone); unverifiable, not a failure\n",
+               s->not_audited_to ? s->not_audited_to - 1 : 0, s->start_checkpoint,
+               s->start_checkpoint, s->journal_first ? s->journal_first - 1 : 0);
+    if (s->checkpoints_checked || s->checkpoints_mismatch || s->checkpoints_missing)
+        printf("  checkpoints: %" PRIu64 " checked, %" PRIu64 " differ, %" PRIu64
+               " not in the folder (pruned)\n",
+               s->checkpoints_checked, s->checkpoints_mismatch, s->checkpoints_missing);
     for (size_t i = 0; i < s->n_warnings; i++)
         printf("  warning: %s\n", s->warnings[i]);
     if (s->incomplete)
@@ -638,8 +680,25 @@ int dls_cmd_audit(int argc, char **argv)
     dls_audit_settings set;
     dls_audit_settings_default(&set);
     set.keep_renewal_points = o.svg != NULL;
-    set.checkpoints = o.checkpoints;
+    /* the judge's default folder, <journal>.ckpt, when it is there (issue
+     * 17 item 4: a journal whose front is gone starts at a checkpoint) */
+    char *ckpt_default = NULL;
+    if (!o.checkpoints && !dls_redis_is_url(o.journal)) {
+        size_t jl = strlen(o.journal);
+        struct stat st;
+        ckpt_default = malloc(jl + 6);
+        if (ckpt_default) {
+            memcpy(ckpt_default, o.journal, jl);
+            memcpy(ckpt_default + jl, ".ckpt", 6);
+            if (stat(ckpt_default, &st) || !S_ISDIR(st.st_mode)) {
+                free(ckpt_default);
+                ckpt_default = NULL;
+            }
+        }
+    }
+    set.checkpoints = o.checkpoints ? o.checkpoints : ckpt_default;
     rc = dls_audit_run(&a, &set, journal, o.grantor, kr, am, o.n_media, &w);
+    free(ckpt_default);
     if (rc) {
         switch (rc) {
         case DLS_ERR_NOTFOUND:

@@ -7,7 +7,6 @@
  * each medium from its drained position. None usable: full replay, which
  * refuses a journal no longer retained from position 0.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -22,39 +21,16 @@
 
 /* ---- restart ------------------------------------------------------------------ */
 
-static int by_desc(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return (x < y) - (x > y);
-}
-
-/* The checkpoints in dir, newest first. */
+/* The checkpoints in dir, newest first (dls_checkpoint_list, the one
+ * listing shared with the audit and `daolease status`). */
 int jc_list_dir(const char *dir, jvec *v)
 {
-    DIR *d = opendir(dir);
-    if (!d)
-        return 0; /* none */
-    struct dirent *e;
-    int rc = 0;
-    while (!rc && (e = readdir(d)) != NULL) {
-        const char *s = e->d_name;
-        if (strlen(s) != 24 || strcmp(s + 20, ".dls") != 0)
-            continue;
-        uint64_t n = 0;
-        bool ok = true;
-        for (int i = 0; i < 20; i++) {
-            if (s[i] < '0' || s[i] > '9' || n > (UINT64_MAX - 9) / 10) {
-                ok = false;
-                break;
-            }
-            n = n * 10 + (uint64_t)(s[i] - '0');
-        }
-        if (ok)
-            rc = jvec_push(v, sizeof n, &n);
-    }
-    closedir(d);
-    if (v->n > 1)
-        qsort(v->p, v->n, sizeof(uint64_t), by_desc);
+    uint64_t *passes = NULL;
+    size_t n = 0;
+    int rc = dls_checkpoint_list(dir, &passes, &n);
+    for (size_t i = n; !rc && i-- > 0;)
+        rc = jvec_push(v, sizeof passes[i], &passes[i]);
+    free(passes);
     return rc;
 }
 
@@ -294,57 +270,39 @@ static int load_author(dls_judge *j, const dls_ckpt_rec *r)
     return rc ? rc : jl_pseq_set(j, party, mi, r->seq);
 }
 
-/* Loads the checkpoint in one read, hashing as it goes (the caller
- * compares the digest and count with the commit record's and resets the
- * ledger when they differ). */
-static int load_file(dls_judge *j, dls_medium *m, uint64_t *starts, uint8_t *digest,
-                     uint64_t *records)
+/* One record into the ledger (a dls_checkpoint_read callback). */
+typedef struct load_ctx {
+    dls_judge *j;
+    uint64_t *starts;
+} load_ctx;
+
+static int load_record(void *user, const dls_ckpt_rec *r)
 {
-    dls_cursor *c;
-    if (dls_cursor_new(&c, m, 0))
-        return DLS_ERR_NOMEM;
-    crypto_generichash_state h;
-    crypto_generichash_init(&h, NULL, 0, DLS_CKPT_DIGEST_LEN);
-    int rc = 0;
-    uint64_t n = 0;
-    for (;;) {
-        dls_record rec;
-        if (dls_cursor_next(c, &rec, NULL) != DLS_NEXT_OK)
-            break;
-        uint8_t le[4] = {(uint8_t)rec.n, (uint8_t)(rec.n >> 8), (uint8_t)(rec.n >> 16),
-                         (uint8_t)(rec.n >> 24)};
-        crypto_generichash_update(&h, le, 4);
-        crypto_generichash_update(&h, rec.p, rec.n);
-        dls_ckpt_rec r;
-        if ((rc = dls_ckpt_decode(rec.p, rec.n, &r, NULL)) != 0)
-            break;
-        if ((r.kind == DLS_CKPT_HEADER) != (n++ == 0)) {
-            rc = DLS_ERR_RECORD;
-            break;
-        }
-        switch (r.kind) {
-        case DLS_CKPT_HEADER:
-            rc = load_header(j, &r, starts);
-            break;
-        case DLS_CKPT_LEASE:
-            rc = load_lease(j, &r);
-            break;
-        case DLS_CKPT_WAITER:
-            rc = load_waiter(j, &r);
-            break;
-        case DLS_CKPT_DELAY:
-            rc = load_delay(j, &r);
-            break;
-        case DLS_CKPT_AUTHOR:
-            rc = load_author(j, &r);
-            break;
-        }
-        if (rc)
-            break;
+    load_ctx *x = user;
+    switch (r->kind) {
+    case DLS_CKPT_HEADER:
+        return load_header(x->j, r, x->starts);
+    case DLS_CKPT_LEASE:
+        return load_lease(x->j, r);
+    case DLS_CKPT_WAITER:
+        return load_waiter(x->j, r);
+    case DLS_CKPT_DELAY:
+        return load_delay(x->j, r);
+    case DLS_CKPT_AUTHOR:
+        return load_author(x->j, r);
     }
-    dls_cursor_del(c);
-    crypto_generichash_final(&h, digest, DLS_CKPT_DIGEST_LEN);
-    *records = n;
+    return 0;
+}
+
+/* Loads checkpoint n of dir in one read, hashing as it goes, through the
+ * one checkpoint reader (checkpoint_read.c, shared with the audit and
+ * `daolease status`); the caller compares the digest and count with the
+ * commit record's and resets the ledger when they differ. */
+static int load_file(dls_judge *j, const char *dir, uint64_t n, uint64_t *starts,
+                     uint8_t *digest, uint64_t *records)
+{
+    load_ctx x = {j, starts};
+    int rc = dls_checkpoint_read(dir, n, load_record, &x, digest, records, NULL);
     if (!rc)
         rc = index_props(j);
     return rc;
@@ -418,7 +376,7 @@ int jc_restart(dls_judge *j, const dls_judge_settings *s, uint64_t *starts, dls_
         if (found < 0)
             rc = found;
         if (found > 0) {
-            int lr = load_file(j, m, starts, got, &nrec);
+            int lr = load_file(j, s->checkpoint_dir, n, starts, got, &nrec);
             if (lr == DLS_ERR_NOMEM)
                 rc = lr;
             if (!lr && nrec == wrec && sodium_memcmp(got, want, sizeof got) == 0) {

@@ -80,7 +80,11 @@ enum dls_audit_finding {
     DLS_AUDIT_F_LATE_RECLAIM = 1u << 4,      /* report: due at i, lapsed at j > i */
     DLS_AUDIT_F_UNKNOWN = 1u << 5,           /* its evidence was unknown at some pass */
     DLS_AUDIT_F_REBASED = 1u << 6,           /* a basis change rebased it */
-    DLS_AUDIT_F_MISSING_MEDIUM = 1u << 7     /* its registered medium was not given */
+    DLS_AUDIT_F_MISSING_MEDIUM = 1u << 7,    /* its registered medium was not given */
+    DLS_AUDIT_F_FROM_CHECKPOINT = 1u << 8    /* live at the checkpoint the audit started
+                                                from: granted in the history not audited
+                                                (its `granted.pass` is 0, its reading the
+                                                tenure start the checkpoint records) */
 };
 
 /* One moment of a timeline: a pass and its now. pass == 0: did not happen
@@ -233,6 +237,30 @@ typedef struct dls_audit_summary {
      * different (each also a journal_malformed failure), or whose file is
      * not in the folder (pruned: not checked, never a failure) */
     uint64_t checkpoints_checked, checkpoints_mismatch, checkpoints_missing;
+
+    /* Starting at a checkpoint (judge.md rev 4, Checkpoints, Audit; issue 17
+     * item 4). `journal_first` is the journal's first retained position (0:
+     * retained from its start). When it is above 0 (older segments deleted)
+     * the audit starts from the oldest checkpoint in settings.checkpoints
+     * whose grantor-signed commit record is in the retained journal, whose
+     * file has the commit's digest and record count, and whose journal_next
+     * is at or after journal_first: `start_checkpoint` is its pass n, and
+     * the history before it — journal positions [0, not_audited_to), the
+     * passes up to n and everything drained in them — is not audited
+     * (unverifiable, never a failure). start_checkpoint 0: the audit began
+     * at position 0. A candidate whose commit is found but whose file
+     * differs is a checkpoint mismatch (a `journal` failure) and the next
+     * newer one is tried. */
+    uint64_t journal_first;
+    uint64_t start_checkpoint;
+    uint64_t not_audited_to;
+    /* Journal positions that are gone and that no checkpoint covers (the
+     * front, [0, journal_first)), or a hole (a segment missing between the
+     * oldest and the newest: stream-format.md rev 4, corruption):
+     * [journal_missing_from, journal_missing_to). Either is a `journal`
+     * failure (counted in journal_malformed, with a failure detail); the
+     * audit replays nothing past it. journal_missing_to == 0: none. */
+    uint64_t journal_missing_from, journal_missing_to;
 } dls_audit_summary;
 
 /* One lease-fact medium given to the audit. */
@@ -257,7 +285,10 @@ typedef struct dls_audit_settings {
     /* The checkpoint folder (judge.md rev 4, Checkpoints; docs/checkpoints.md),
      * or NULL (default): each commit record on the journal is checked
      * against its checkpoint there (digest, record count, and the live
-     * leases' terms against the audit's own state at that point). */
+     * leases' terms against the audit's own state at that point); and a
+     * journal whose first records are gone is audited from a checkpoint
+     * there (dls_audit_summary.start_checkpoint). Without it such a journal
+     * is a `journal` failure (the gap not covered by a checkpoint). */
     const char *checkpoints;
 } dls_audit_settings;
 

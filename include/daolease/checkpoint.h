@@ -144,6 +144,41 @@ DLS_EXPORT bool dls_ckpt_next_medium(const dls_ckpt_rec *r, size_t *off, dls_ckp
 DLS_EXPORT int dls_ckpt_commit_decode(const uint8_t *fact, size_t n, uint64_t *pass,
                                       uint8_t digest[DLS_CKPT_DIGEST_LEN], uint64_t *records);
 
+/* ---- reading a checkpoint folder (restart, audit, status) ------------------ */
+
+/* The passes of the checkpoint files in `dir` (names `<n as 20 digits>.dls`;
+ * `.tmp` leftovers and other names are skipped), ascending, into *passes
+ * (malloc'd, the caller frees; NULL when none) and *n. A folder that does
+ * not exist or cannot be read holds none (0, *n = 0). Errors: DLS_ERR_INVAL
+ * (a NULL argument), DLS_ERR_NOMEM. */
+DLS_EXPORT int dls_checkpoint_list(const char *dir, uint64_t **passes, size_t *n);
+
+/* Writes `<dir>/<pass as 20 digits>.dls` into out[0..cap). 0, or
+ * DLS_ERR_INVAL when it does not fit (or an argument is NULL). */
+DLS_EXPORT int dls_checkpoint_path(const char *dir, uint64_t pass, char *out, size_t cap);
+
+/* Called by dls_checkpoint_read for each record, in file order; `r`
+ * borrows the file's bytes until the callback returns. Return 0 to go on;
+ * anything else stops the read and is returned by dls_checkpoint_read (a
+ * positive value: stopped on purpose, e.g. after the header). */
+typedef int (*dls_ckpt_record_fn)(void *user, const dls_ckpt_rec *r);
+
+/* Reads the checkpoint of pass `pass` in `dir` once: every record is hashed
+ * exactly as the commit record's digest is made (judge.md: BLAKE2b-256 over
+ * the payloads, each preceded by its length as 4 bytes little-endian),
+ * decoded with dls_ckpt_decode, checked to be the header first and only
+ * first, and given to fn (optional). *digest and *records (each optional)
+ * receive the digest and count of the records read — also on an error, so
+ * a caller can tell a torn or planted file from the committed one by
+ * comparing them with the commit record's. Errors: those of
+ * dls_medium_open (DLS_ERR_NOTFOUND: no such checkpoint, w filled),
+ * DLS_ERR_RECORD (a record that does not decode, or the header out of
+ * place: w->offset = the record's position in the file, w->reason),
+ * DLS_ERR_INVAL, DLS_ERR_SODIUM, DLS_ERR_NOMEM, or what fn returned. */
+DLS_EXPORT int dls_checkpoint_read(const char *dir, uint64_t pass, dls_ckpt_record_fn fn,
+                                   void *user, uint8_t digest[DLS_CKPT_DIGEST_LEN],
+                                   uint64_t *records, dls_where *w);
+
 #ifdef __cplusplus
 }
 #endif

@@ -620,6 +620,10 @@ typedef struct dls_audit_summary {
     const char *incomplete;
     uint64_t incomplete_position;
     uint64_t checkpoints_checked, checkpoints_mismatch, checkpoints_missing;
+    uint64_t journal_first;
+    uint64_t start_checkpoint;
+    uint64_t not_audited_to;
+    uint64_t journal_missing_from, journal_missing_to;
 } dls_audit_summary;
 typedef struct dls_audit_medium {
     dls_medium *medium;

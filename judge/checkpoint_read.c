@@ -1,0 +1,154 @@
+/* Checkpoints (judge.md rev 4, Checkpoints; issue 17 item 4): reading a
+ * checkpoint folder and one checkpoint file — the one reader the judge's
+ * restart, the audit and `daolease status` share (include/daolease/
+ * checkpoint.h). Records are decoded by checkpoint_codec.c; this file walks
+ * the file, checks that the header comes first and only first, and hashes
+ * every payload exactly as the commit record's digest is made (each payload
+ * preceded by its length, 4 bytes little-endian; BLAKE2b-256, unkeyed). */
+#include <dirent.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sodium.h>
+
+#include "daolease/checkpoint.h"
+#include "daolease/stream.h"
+
+static int by_asc(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+int dls_checkpoint_list(const char *dir, uint64_t **passes, size_t *n)
+{
+    if (!passes || !n)
+        return DLS_ERR_INVAL;
+    *passes = NULL;
+    *n = 0;
+    if (!dir)
+        return DLS_ERR_INVAL;
+    DIR *d = opendir(dir);
+    if (!d)
+        return 0; /* none */
+    uint64_t *v = NULL;
+    size_t cnt = 0, cap = 0;
+    int rc = 0;
+    struct dirent *e;
+    while (!rc && (e = readdir(d)) != NULL) {
+        const char *s = e->d_name;
+        if (strlen(s) != 24 || strcmp(s + 20, ".dls") != 0)
+            continue;
+        uint64_t x = 0;
+        bool ok = true;
+        for (int i = 0; i < 20 && ok; i++) {
+            if (s[i] < '0' || s[i] > '9' || x > (UINT64_MAX - 9) / 10)
+                ok = false;
+            else
+                x = x * 10 + (uint64_t)(s[i] - '0');
+        }
+        if (!ok)
+            continue;
+        if (cnt == cap) {
+            size_t ncap = cap ? cap * 2 : 16;
+            uint64_t *nv = realloc(v, ncap * sizeof *nv);
+            if (!nv) {
+                rc = DLS_ERR_NOMEM;
+                break;
+            }
+            v = nv;
+            cap = ncap;
+        }
+        v[cnt++] = x;
+    }
+    closedir(d);
+    if (rc) {
+        free(v);
+        return rc;
+    }
+    if (cnt > 1)
+        qsort(v, cnt, sizeof *v, by_asc);
+    *passes = v;
+    *n = cnt;
+    return 0;
+}
+
+int dls_checkpoint_path(const char *dir, uint64_t pass, char *out, size_t cap)
+{
+    if (!dir || !out)
+        return DLS_ERR_INVAL;
+    int k = snprintf(out, cap, "%s/%020" PRIu64 ".dls", dir, pass);
+    return k < 0 || (size_t)k >= cap ? DLS_ERR_INVAL : 0;
+}
+
+static int fill(dls_where *w, int rc, uint64_t offset, const char *reason)
+{
+    if (w) {
+        memset(w, 0, sizeof *w);
+        w->offset = offset;
+        w->reason = reason;
+    }
+    return rc;
+}
+
+int dls_checkpoint_read(const char *dir, uint64_t pass, dls_ckpt_record_fn fn, void *user,
+                        uint8_t digest[DLS_CKPT_DIGEST_LEN], uint64_t *records, dls_where *w)
+{
+    if (records)
+        *records = 0;
+    if (!dir)
+        return fill(w, DLS_ERR_INVAL, 0, "no checkpoint folder");
+    if (sodium_init() < 0)
+        return fill(w, DLS_ERR_SODIUM, 0, "libsodium could not be initialised");
+    size_t cap = strlen(dir) + 32;
+    char *path = malloc(cap);
+    if (!path)
+        return DLS_ERR_NOMEM;
+    dls_checkpoint_path(dir, pass, path, cap);
+    dls_medium *m = NULL;
+    int rc = dls_medium_open(&m, path, DLS_OPEN_READ, NULL, w);
+    free(path);
+    if (rc)
+        return rc;
+    dls_cursor *c = NULL;
+    if ((rc = dls_cursor_new(&c, m, 0)) != 0) {
+        dls_medium_del(m);
+        return rc;
+    }
+    crypto_generichash_state h;
+    crypto_generichash_init(&h, NULL, 0, DLS_CKPT_DIGEST_LEN);
+    uint64_t count = 0;
+    for (;;) {
+        dls_record rec;
+        if (dls_cursor_next(c, &rec, NULL) != DLS_NEXT_OK)
+            break;
+        uint8_t le[4] = {(uint8_t)rec.n, (uint8_t)(rec.n >> 8), (uint8_t)(rec.n >> 16),
+                         (uint8_t)(rec.n >> 24)};
+        crypto_generichash_update(&h, le, 4);
+        crypto_generichash_update(&h, rec.p, rec.n);
+        dls_ckpt_rec r;
+        if ((rc = dls_ckpt_decode(rec.p, rec.n, &r, w)) != 0) {
+            if (w)
+                w->offset = rec.position;
+            break;
+        }
+        if ((r.kind == DLS_CKPT_HEADER) != (count++ == 0)) {
+            rc = fill(w, DLS_ERR_RECORD, rec.position,
+                      "the header is not the checkpoint's first record (and only that)");
+            break;
+        }
+        if (fn && (rc = fn(user, &r)) != 0)
+            break;
+    }
+    dls_cursor_del(c);
+    dls_medium_del(m);
+    uint8_t got[DLS_CKPT_DIGEST_LEN];
+    crypto_generichash_final(&h, got, sizeof got);
+    if (digest)
+        memcpy(digest, got, sizeof got);
+    if (records)
+        *records = count;
+    return rc;
+}
