@@ -38,6 +38,7 @@ void dls_audit_settings_default(dls_audit_settings *s)
 {
     if (!s)
         return;
+    memset(s, 0, sizeof *s); /* every member not named below: zero, NULL (checkpoints) */
     s->max_media = 1024;
     s->keep_renewal_points = true;
 }

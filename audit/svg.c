@@ -425,7 +425,10 @@ static void lease_title(dls_abuf *b, const dls_audit_lease *l)
     put_xml_text(b, subj);
     dls_abuf_printf(b, " holder ");
     dls_abuf_xml(b, l->holder.p, l->holder.n);
-    dls_abuf_printf(b, ": granted at pass %" PRIu64, l->granted.pass);
+    if (l->findings & DLS_AUDIT_F_FROM_CHECKPOINT) /* docs/audit.md, starts at a checkpoint */
+        dls_abuf_printf(b, ": granted before the audited history (live at its checkpoint)");
+    else
+        dls_abuf_printf(b, ": granted at pass %" PRIu64, l->granted.pass);
     if (l->due.pass)
         dls_abuf_printf(b, ", due at pass %" PRIu64 " (%s)", l->due.pass,
                         dls_cause_name(l->due_cause));

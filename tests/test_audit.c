@@ -3277,6 +3277,10 @@ static void test_audit_trimmed_journal_starts_at_checkpoint(void **state)
     }
     assert_true(from_ck > 0);
     assert_int_equal(live, c.live_at_end);
+    /* the picture says where such a lease comes from */
+    char *svg = svg_of(a, NULL);
+    assert_int_equal(count_str(svg, "granted before the audited history"), from_ck);
+    free(svg);
     dls_audit_del(a);
 
     /* without the deleted segments the judge's own history is the same: the
@@ -3423,6 +3427,110 @@ static void test_audit_journal_hole_is_failure(void **state)
     ckr_fini(&c);
 }
 
+/* cli.md `audit`, docs/audit.md "A journal that starts at a checkpoint";
+ * issue 17 item 4 ("a count/positions in the summary and JSON, a line in
+ * the text report, exit code clean"): the binary on a trimmed journal with
+ * the default folder <journal>.ckpt: exit 0, the "not audited" line and
+ * the JSON `not_audited` object; without a covering checkpoint exit 1 with
+ * the gap named and `journal_missing`. */
+static void test_audit_cli_trimmed_journal(void **state)
+{
+    (void)state;
+    ckr c;
+    ckr_run(&c);
+    uint64_t first = ckr_trim(c.jseg, c.ck[2].journal_next);
+    size_t e = ckr_covering(&c, first);
+    char kr[512], jdefault[512], cmd[1400];
+    snprintf(kr, sizeof kr, "%s/keyring", c.dir);
+    write_keyring(&c.t, kr);
+    /* the default folder is <journal>.ckpt */
+    snprintf(jdefault, sizeof jdefault, "%s.ckpt", c.jseg);
+    snprintf(cmd, sizeof cmd, "cp -r '%s' '%s'", c.ckpt, jdefault);
+    assert_int_equal(system(cmd), 0);
+    const char *argv[] = {"daolease", "audit", "--journal", c.jseg, "--grantor", "arbiter",
+                          "--keyring", kr, "--media", c.east, NULL, NULL};
+    cli_out r = run_cli(NULL, argv);
+    if (getenv("DLS_AUDIT_SHOW")) { /* the text report, for docs/cli.md */
+        FILE *f = fopen(getenv("DLS_AUDIT_SHOW"), "we");
+        if (f) {
+            fputs(r.out, f);
+            fclose(f);
+        }
+    }
+    if (r.status != 0)
+        fail_msg("exit %d\n%s%s", r.status, r.out, r.err);
+    char want[200];
+    snprintf(want, sizeof want, "  not audited: journal positions 0..%" PRIu64 " (passes up to %"
+             PRIu64 "): the audit starts at checkpoint %" PRIu64 " (positions 0..%" PRIu64
+             " are gone)", c.ck[e].journal_next - 1, c.ck[e].pass, c.ck[e].pass, first - 1);
+    if (!strstr(r.out, want))
+        fail_msg("no line '%s' in:\n%s", want, r.out);
+    assert_non_null(strstr(r.out, "result: no failure found (exit 0)"));
+    cli_free(&r);
+
+    argv[10] = "--json";
+    r = run_cli(NULL, argv);
+    assert_int_equal(r.status, 0);
+    const char *last = r.out;
+    for (const char *q = r.out; (q = strstr(q, "\n{")) != NULL; q++)
+        last = q + 1;
+    json_error_t je;
+    json_t *sum = json_loads(last, 0, &je);
+    assert_non_null(sum);
+    json_t *na = json_object_get(json_object_get(sum, "reports"), "not_audited");
+    assert_non_null(na);
+    assert_int_equal(json_integer_value(json_object_get(na, "checkpoint")), c.ck[e].pass);
+    assert_int_equal(json_integer_value(json_object_get(na, "from")), 0);
+    assert_int_equal(json_integer_value(json_object_get(na, "to")), c.ck[e].journal_next);
+    assert_int_equal(json_integer_value(json_object_get(na, "journal_first")), first);
+    assert_null(json_object_get(json_object_get(sum, "reports"), "journal_missing"));
+    assert_int_equal(json_array_size(json_object_get(json_object_get(sum, "reports"),
+                                                     "warnings")), 0);
+    assert_int_equal(json_integer_value(json_object_get(sum, "exit")), 0);
+    json_decref(sum);
+    cli_free(&r);
+
+    /* without the folder: the gap is a failure */
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", jdefault);
+    assert_int_equal(system(cmd), 0);
+    r = run_cli(NULL, argv);
+    assert_int_equal(r.status, 1);
+    last = r.out;
+    for (const char *q = r.out; (q = strstr(q, "\n{")) != NULL; q++)
+        last = q + 1;
+    sum = json_loads(last, 0, &je);
+    assert_non_null(sum);
+    json_t *jm = json_object_get(json_object_get(sum, "reports"), "journal_missing");
+    assert_int_equal(json_array_size(jm), 2);
+    assert_int_equal(json_integer_value(json_array_get(jm, 1)), first);
+    assert_int_equal(json_integer_value(json_object_get(json_object_get(sum, "failures"),
+                                                        "journal")), 1);
+    /* nothing was replayed: no "nothing to audit" warning, no unused medium */
+    assert_int_equal(json_array_size(json_object_get(json_object_get(sum, "reports"),
+                                                     "warnings")), 0);
+    assert_int_equal(json_array_size(json_object_get(json_object_get(sum, "reports"),
+                                                     "unused_media")), 0);
+    json_decref(sum);
+    cli_free(&r);
+    ckr_fini(&c);
+}
+
+/* include/daolease/audit.h, dls_audit_settings_default ("checkpoints NULL");
+ * issue 17 item 4: with the settings left to their defaults (or NULL
+ * settings) the audit must see no checkpoint folder — the default left
+ * `checkpoints` uninitialised, which valgrind caught once the start at a
+ * checkpoint read it on every trimmed journal. */
+static void test_audit_settings_default_has_no_folder(void **state)
+{
+    (void)state;
+    dls_audit_settings s;
+    memset(&s, 0xa5, sizeof s);
+    dls_audit_settings_default(&s);
+    assert_null(s.checkpoints);
+    assert_int_equal(s.max_media, 1024);
+    assert_true(s.keep_renewal_points);
+}
+
 int main(void)
 {
     if (sodium_init() < 0)
@@ -3478,6 +3586,8 @@ int main(void)
         cmocka_unit_test(test_audit_trimmed_journal_without_checkpoint),
         cmocka_unit_test(test_audit_trimmed_journal_planted_start),
         cmocka_unit_test(test_audit_journal_hole_is_failure),
+        cmocka_unit_test(test_audit_cli_trimmed_journal),
+        cmocka_unit_test(test_audit_settings_default_has_no_folder),
     };
     return cmocka_run_group_tests_name("audit", tests, NULL, NULL);
 }

@@ -278,6 +278,7 @@ typedef struct dls_audit_medium {
  *   keep_renewal_points  true  (keep every counted renewal's pass and now in
  *                               dls_audit_lease.renewal_points — the SVG's
  *                               ticks; memory grows with the renewals)
+ *   checkpoints          NULL  (no checkpoint folder)
  */
 typedef struct dls_audit_settings {
     size_t max_media;
