@@ -373,14 +373,21 @@ static int maybe_checkpoint(struct judge_proc *p, uint64_t *passes, uint64_t *by
                       w.reason ? w.reason : dls_strerror(rc));
         return dls_err_is_fatal(rc) ? rc : 0;
     }
-    rc = dls_checkpoint_prune(p->ckdir, (size_t)p->cfg.keep_checkpoints, NULL, NULL, &w);
+    /* a segmented journal (trimmed below): count only committed
+     * checkpoints, reading the retained journal's commit records; a file
+     * journal: the files (the walk to the commits would read the file from
+     * its start) */
+    bool seg = dls_medium_kind_of(p->journal) == DLS_MEDIUM_SEGMENTED;
+    rc = seg ? dls_judge_prune_checkpoints(p->judge, p->ckdir, (size_t)p->cfg.keep_checkpoints,
+                                           NULL, &w)
+             : dls_checkpoint_prune(p->ckdir, (size_t)p->cfg.keep_checkpoints, NULL, NULL, &w);
     if (rc)
         dls_cli_error("judge", "%s: pruning checkpoints: %s", p->ckdir,
                       w.reason ? w.reason : dls_strerror(rc));
     /* docs/checkpoints.md, Retention: a segmented journal loses its whole
      * segments before every kept checkpoint (after a failed prune too: the
      * trim reads what is kept) */
-    if (dls_medium_kind_of(p->journal) == DLS_MEDIUM_SEGMENTED) {
+    if (seg) {
         memset(&w, 0, sizeof w);
         rc = dls_judge_trim_journal(p->judge, p->ckdir, NULL, NULL, &w);
         if (rc)

@@ -1822,7 +1822,7 @@ static void test_judge_trims_segmented_journal(void **state)
         for (int i = 0; i < 8; i++)
             step(&h);
         checkpoint(&h, &info);
-        assert_int_equal(dls_checkpoint_prune(h.ckpt_dir, 2, NULL, NULL, NULL), 0);
+        assert_int_equal(dls_judge_prune_checkpoints(h.j, h.ckpt_dir, 2, NULL, NULL), 0);
         size_t kept;
         uint64_t least = least_next(&h, &kept);
         memset(&w, 0, sizeof w);
@@ -1984,6 +1984,64 @@ static void test_cli_trims_segmented_journal(void **state)
                         bin), 0);
     rm_rf(d);
     free(d);
+}
+
+/* judge.md rev 4, Checkpoints, Retention ("the oldest committed checkpoint
+ * it keeps"); issue 17 item 3: a checkpoint file left uncommitted (a crash
+ * between its rename and its commit record) does not count toward `keep`:
+ * dls_judge_prune_checkpoints keeps the newest two committed ones and
+ * deletes it, where counting files (dls_checkpoint_prune) would keep it and
+ * delete the older committed one, leaving one usable checkpoint. */
+static void test_prune_keeps_committed_only(void **state)
+{
+    (void)state;
+    harness h;
+    dls_judge_checkpoint_info a, b, c, d;
+    h_init(&h, 2, NHOLD);
+    h_open(&h);
+    rng = 0x9191;
+    h_tick(&h, 1000 * MS);
+    h_pass(&h);
+    for (int i = 0; i < 10; i++)
+        step(&h);
+    checkpoint(&h, &a);
+    for (int i = 0; i < 10; i++)
+        step(&h);
+    checkpoint(&h, &b);
+    for (int i = 0; i < 10; i++)
+        step(&h);
+    struct stat st;
+    assert_int_equal(stat(h.journal_path, &st), 0);
+    checkpoint(&h, &c);
+    h_close_judge(&h);
+    assert_int_equal(truncate(h.journal_path, st.st_size), 0); /* c's commit record gone */
+    reopen_journal(&h);
+    restart(&h, true); /* from b */
+    assert_int_equal(h.jw->min_from, b.journal_next);
+    for (int i = 0; i < 10; i++)
+        step(&h);
+    checkpoint(&h, &d);
+    assert_true(a.pass < b.pass && b.pass < c.pass && c.pass < d.pass);
+    size_t deleted = 0;
+    dls_where w = {0};
+    assert_int_equal(dls_judge_prune_checkpoints(h.j, h.ckpt_dir, 2, &deleted, &w), 0);
+    assert_int_equal(deleted, 2);
+    char p[512];
+    uint64_t gone[2] = {a.pass, c.pass}, kept[2] = {b.pass, d.pass};
+    for (int i = 0; i < 2; i++) {
+        ckpt_path(&h, gone[i], p, sizeof p);
+        assert_int_not_equal(access(p, F_OK), 0);
+        ckpt_path(&h, kept[i], p, sizeof p);
+        assert_int_equal(access(p, F_OK), 0);
+    }
+    /* both kept ones restart: d, and b with d gone */
+    expect_restart_from(&h, d.journal_next);
+    ckpt_path(&h, d.pass, p, sizeof p);
+    assert_int_equal(unlink(p), 0);
+    expect_restart_from(&h, b.journal_next);
+    assert_int_equal(dls_judge_prune_checkpoints(h.j, h.ckpt_dir, 1, NULL, NULL),
+                     DLS_ERR_CONFIG);
+    h_fini(&h);
 }
 
 /* ---- the soak: 10^6 renewals in scripts/soak_checkpoint.sh, fewer here ---------------------- */
@@ -2310,7 +2368,7 @@ static void soak_run(uint64_t leases, uint64_t steps, uint64_t every, uint64_t s
                 fig->journal_max = s1;
             if (steady && s1 > fig->steady_max)
                 fig->steady_max = s1;
-            assert_int_equal(dls_checkpoint_prune(k.ckdir, keep, NULL, NULL, NULL), 0);
+            assert_int_equal(dls_judge_prune_checkpoints(k.j, k.ckdir, keep, NULL, NULL), 0);
             uint64_t before = 0, oldest = 0;
             rc = dls_judge_trim_journal(k.j, k.ckdir, &before, &oldest, &w);
             assert_int_equal(rc, 0);
@@ -2486,6 +2544,7 @@ int main(void)
         cmocka_unit_test(test_judge_trims_segmented_journal),
         cmocka_unit_test(test_restart_segmented_media_evicted),
         cmocka_unit_test(test_cli_trims_segmented_journal),
+        cmocka_unit_test(test_prune_keeps_committed_only),
         cmocka_unit_test(test_soak_retention),
     };
     if (getenv("DLS_CKPT_ONLY_KILL")) { /* scripts/kill_checkpoint.sh */

@@ -58,6 +58,25 @@ DLS_EXPORT int dls_judge_checkpoint(dls_judge *j, const char *dir,
 DLS_EXPORT int dls_checkpoint_prune(const char *dir, size_t keep, size_t *deleted,
                                     uint64_t *oldest_kept, dls_where *w);
 
+/* Retention by commits (judge.md rev 4, Checkpoints, Retention: "the
+ * oldest committed checkpoint it keeps"): like dls_checkpoint_prune, but
+ * counts only checkpoints a restart can use — a file in `dir` (NULL: the
+ * journal's path + ".ckpt") whose header names j's journal and its own
+ * pass and whose grantor-signed commit record is on the journal after its
+ * journal_next. Keeps the newest `keep` (at least 2) of those and deletes
+ * every other checkpoint file (older committed ones, and files no restart
+ * can use: one left uncommitted by a crash between its rename and its
+ * commit) and any `.tmp` leftover; with no committed checkpoint found it
+ * deletes only the leftovers. Digests are not recomputed (restart does).
+ * Cost: the checkpoints' headers and one walk of the journal from the
+ * least journal_next among them (on a plain-file journal the walk starts
+ * at the file's start: the format has no index). Call it between passes.
+ * *deleted (optional) counts the files removed. Errors: DLS_ERR_CONFIG
+ * (keep < 2), DLS_ERR_IO (w->sys_errno), DLS_ERR_NOMEM, the usual handle
+ * errors. */
+DLS_EXPORT int dls_judge_prune_checkpoints(dls_judge *j, const char *dir, size_t keep,
+                                           size_t *deleted, dls_where *w);
+
 /* The journal's retention (judge.md rev 4, Checkpoints, Retention;
  * docs/checkpoints.md, Retention): deletes the whole segments of j's
  * journal — a segmented medium created without a bound — that lie before
@@ -68,7 +87,7 @@ DLS_EXPORT int dls_checkpoint_prune(const char *dir, size_t keep, size_t *delete
  * this journal, and the call trims nothing (answers 0, *before 0) unless
  * the newest checkpoint this judge committed since it started is among
  * them. Call it between passes, after dls_judge_checkpoint and
- * dls_checkpoint_prune (keep at least 2). A judge whose journal was
+ * dls_judge_prune_checkpoints (keep at least 2). A judge whose journal was
  * trimmed restarts only from a checkpoint: full replay is refused (the
  * journal is not retained from position 0). *before (optional) receives
  * the position trimmed before (0: none), *oldest (optional) the journal's
