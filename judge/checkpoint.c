@@ -593,67 +593,6 @@ static int header_next(const dls_judge *j, const char *path, uint64_t pass, uint
     return rc;
 }
 
-/* judge.md rev 4, Checkpoints, Retention: the journal may lose whole
- * segments before the journal_next of the oldest committed checkpoint
- * kept. The position is the least journal_next among the checkpoints in
- * `dir` (every file a restart could fall back to) and never above that of
- * the newest checkpoint this judge committed itself since it started —
- * the one it knows to be committed with its digest —, so whichever kept
- * checkpoint a restart loads, the journal holds what follows it. */
-int dls_judge_trim_journal(dls_judge *j, const char *dir, uint64_t *before, uint64_t *oldest,
-                           dls_where *w)
-{
-    if (before)
-        *before = 0;
-    if (oldest)
-        *oldest = 0;
-    int rc = jx_usable(j);
-    if (rc)
-        return rc;
-    if (dls_medium_kind_of(j->journal) != DLS_MEDIUM_SEGMENTED) {
-        if (w)
-            w->reason = "only a segmented journal can be trimmed (a file journal retains "
-                        "everything)";
-        return DLS_ERR_RETENTION;
-    }
-    char *path = NULL;
-    if (!dir) {
-        const char *jn = dls_medium_name(j->journal);
-        if (!(path = malloc(strlen(jn) + 6)))
-            return DLS_ERR_NOMEM;
-        sprintf(path, "%s.ckpt", jn);
-        dir = path;
-    }
-    jvec list = {0};
-    rc = jc_list_dir(dir, &list);
-    size_t dl = strlen(dir);
-    char *file = malloc(dl + 32);
-    if (!file)
-        rc = DLS_ERR_NOMEM;
-    uint64_t pos = UINT64_MAX;
-    bool own = false;
-    for (size_t i = 0; !rc && i < list.n; i++) {
-        uint64_t n = JVEC_AT(list, uint64_t, i), next = 0;
-        bool ok;
-        sprintf(file, "%s/%020llu.dls", dir, (unsigned long long)n);
-        if ((rc = header_next(j, file, n, &next, &ok)) != 0 || !ok)
-            continue;
-        if (next < pos)
-            pos = next;
-        own |= j->ck_written && n == j->ck_written;
-    }
-    free(file);
-    free(path);
-    jvec_free(&list);
-    if (rc)
-        return rc;
-    if (!own)
-        return 0; /* nothing this judge committed is kept there: trim nothing */
-    if (before)
-        *before = pos;
-    return dls_medium_trim(j->journal, pos, oldest, w);
-}
-
 /* ---- pruning by commits (the judge's own folder) ------------------------------ */
 
 typedef struct ck_file {
@@ -719,6 +658,8 @@ static int find_commits(const dls_judge *j, ck_file *f, size_t n)
     return rc;
 }
 
+static int scan_folder(const dls_judge *j, const char *dir, ck_file **out, size_t *count);
+
 /* judge.md rev 4, Checkpoints, Retention ("the oldest committed checkpoint
  * it keeps"): keep the newest `keep` checkpoints whose commit record is on
  * the journal, delete every other file — older committed ones, and files
@@ -746,24 +687,17 @@ int dls_judge_prune_checkpoints(dls_judge *j, const char *dir, size_t keep, size
         sprintf(path, "%s.ckpt", jn);
         dir = path;
     }
-    jvec list = {0};
-    rc = jc_list_dir(dir, &list); /* newest first */
+    ck_file *f = NULL;
+    size_t n = 0;
+    rc = scan_folder(j, dir, &f, &n);
     size_t dl = strlen(dir);
     char *file = malloc(dl + 40);
-    ck_file *f = calloc(list.n ? list.n : 1, sizeof *f);
-    if (!file || !f)
+    if (!rc && !file)
         rc = DLS_ERR_NOMEM;
-    for (size_t i = 0; !rc && i < list.n; i++) {
-        f[i].pass = JVEC_AT(list, uint64_t, i);
-        sprintf(file, "%s/%020llu.dls", dir, (unsigned long long)f[i].pass);
-        rc = header_next(j, file, f[i].pass, &f[i].next, &f[i].ok);
-    }
-    if (!rc)
-        rc = find_commits(j, f, list.n);
     size_t kept = 0;
-    for (size_t i = 0; i < list.n; i++)
+    for (size_t i = 0; i < n; i++)
         kept += f[i].committed;
-    for (size_t i = 0, k = 0; !rc && kept && i < list.n; i++) {
+    for (size_t i = 0, k = 0; !rc && kept && i < n; i++) {
         if (f[i].committed && k++ < keep)
             continue;
         sprintf(file, "%s/%020llu.dls", dir, (unsigned long long)f[i].pass);
@@ -787,6 +721,87 @@ int dls_judge_prune_checkpoints(dls_judge *j, const char *dir, size_t keep, size
     free(f);
     free(file);
     free(path);
-    jvec_free(&list);
     return rc;
+}
+
+/* The checkpoint files of dir with their headers and commits (newest
+ * first); *out malloc'd. */
+static int scan_folder(const dls_judge *j, const char *dir, ck_file **out, size_t *count)
+{
+    *out = NULL;
+    *count = 0;
+    jvec list = {0};
+    int rc = jc_list_dir(dir, &list); /* newest first */
+    size_t dl = strlen(dir);
+    char *file = malloc(dl + 40);
+    ck_file *f = calloc(list.n ? list.n : 1, sizeof *f);
+    if (!file || !f)
+        rc = DLS_ERR_NOMEM;
+    for (size_t i = 0; !rc && i < list.n; i++) {
+        f[i].pass = JVEC_AT(list, uint64_t, i);
+        sprintf(file, "%s/%020llu.dls", dir, (unsigned long long)f[i].pass);
+        rc = header_next(j, file, f[i].pass, &f[i].next, &f[i].ok);
+    }
+    if (!rc)
+        rc = find_commits(j, f, list.n);
+    free(file);
+    if (rc) {
+        free(f);
+        f = NULL;
+    } else {
+        *count = list.n;
+    }
+    jvec_free(&list);
+    *out = f;
+    return rc;
+}
+
+/* judge.md rev 4, Checkpoints, Retention: the journal may lose whole
+ * segments before the journal_next of the oldest committed checkpoint it
+ * keeps. The position is the least journal_next among the committed
+ * checkpoints in `dir` (their commit records are on the journal after it:
+ * every one a restart could load), so whichever of them a restart loads —
+ * the newest, or an older one when the newest is unusable — the journal
+ * holds what follows it. No committed checkpoint there: nothing is
+ * trimmed. */
+int dls_judge_trim_journal(dls_judge *j, const char *dir, uint64_t *before, uint64_t *oldest,
+                           dls_where *w)
+{
+    if (before)
+        *before = 0;
+    if (oldest)
+        *oldest = 0;
+    int rc = jx_usable(j);
+    if (rc)
+        return rc;
+    if (dls_medium_kind_of(j->journal) != DLS_MEDIUM_SEGMENTED) {
+        if (w)
+            w->reason = "only a segmented journal can be trimmed (a file journal retains "
+                        "everything)";
+        return DLS_ERR_RETENTION;
+    }
+    char *path = NULL;
+    if (!dir) {
+        const char *jn = dls_medium_name(j->journal);
+        if (!(path = malloc(strlen(jn) + 6)))
+            return DLS_ERR_NOMEM;
+        sprintf(path, "%s.ckpt", jn);
+        dir = path;
+    }
+    ck_file *f;
+    size_t n;
+    rc = scan_folder(j, dir, &f, &n);
+    free(path);
+    if (rc)
+        return rc;
+    uint64_t pos = UINT64_MAX;
+    for (size_t i = 0; i < n; i++)
+        if (f[i].committed && f[i].next < pos)
+            pos = f[i].next;
+    free(f);
+    if (pos == UINT64_MAX)
+        return 0; /* no checkpoint a restart could use: keep everything */
+    if (before)
+        *before = pos;
+    return dls_medium_trim(j->journal, pos, oldest, w);
 }

@@ -80,13 +80,14 @@ DLS_EXPORT int dls_judge_prune_checkpoints(dls_judge *j, const char *dir, size_t
 /* The journal's retention (judge.md rev 4, Checkpoints, Retention;
  * docs/checkpoints.md, Retention): deletes the whole segments of j's
  * journal — a segmented medium created without a bound — that lie before
- * every checkpoint kept in `dir` (NULL: the journal's path + ".ckpt"), so
- * the journal stays bounded while a restart from any kept checkpoint
+ * every committed checkpoint in `dir` (NULL: the journal's path +
+ * ".ckpt"), so the journal stays bounded while a restart from any of them
  * still finds the journal from its journal_next on. The position is the
  * least `journal_next` among the checkpoints in `dir` whose header names
- * this journal, and the call trims nothing (answers 0, *before 0) unless
- * the newest checkpoint this judge committed since it started is among
- * them. Call it between passes, after dls_judge_checkpoint and
+ * this journal and its own pass and whose grantor-signed commit record is
+ * on the journal after it (one walk of the journal from the least
+ * journal_next); with none, nothing is trimmed (answers 0, *before 0).
+ * Call it between passes, after dls_judge_checkpoint and
  * dls_judge_prune_checkpoints (keep at least 2). A judge whose journal was
  * trimmed restarts only from a checkpoint: full replay is refused (the
  * journal is not retained from position 0). *before (optional) receives
