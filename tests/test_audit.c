@@ -2966,7 +2966,7 @@ static void test_golden_transcripts(void **state)
 /* judge.md rev 4, Checkpoints (Audit, Retention); issue 17 item 4. The
  * fixture: a judge (in-process API) over a file journal and worker-east's
  * segmented lease-fact medium, writing a checkpoint every 9 passes with
- * dls_judge_checkpoint(); its journal is then copied record by record into
+ * dls_judge_checkpoint() and restarted once from its newest checkpoint; its journal is then copied record by record into
  * a segmented medium with the same id and small segments (the judge itself
  * refuses an evict-oldest journal), and whole segment files are deleted by
  * hand: a reader then meets a gap at the front (older segments deleted)
@@ -3063,6 +3063,13 @@ static void ckr_run(ckr *c)
                 dls_fact_renewal(&f, id, ++rseq[id]);
             }
             put(east, c->t.east, &f);
+        }
+        if (i == 31) { /* a restart, from the newest checkpoint: marks with restarted, kept */
+            dls_judge_del(j);
+            s.checkpoint_dir = c->ckpt;
+            rc = dls_judge_new(&j, &s, &cb, NULL, &w);
+            if (rc)
+                fail_msg("restart: %s (%s)", dls_strerror(rc), w.reason ? w.reason : "");
         }
         jr_tick(tick, 1000 + 500 * (uint64_t)i);
         dls_judge_pass_result r;
@@ -3531,6 +3538,57 @@ static void test_audit_settings_default_has_no_folder(void **state)
     assert_true(s.keep_renewal_points);
 }
 
+/* judge.md rev 4, Checkpoints (Audit, Retention); issue 17 item 4: at every
+ * possible front of the journal — the oldest segment deleted one at a
+ * time — the audit either starts at the oldest covering checkpoint and is
+ * clean, agreeing with the whole-history audit on the last pass, the live
+ * set and every lease it reports (lapse pass, cause, verdict), or, past
+ * the newest checkpoint, fails naming the gap; never anything else. */
+static void test_audit_every_trim_point(void **state)
+{
+    (void)state;
+    ckr c;
+    ckr_run(&c);
+    dls_audit *full = ckr_audit(&c, c.jseg, c.ckpt);
+    expect_failures(full, 0, 0, 0, 0);
+    uint64_t base[512];
+    size_t n = ckr_segments(c.jseg, base, 512), started = 0, refused = 0;
+    for (size_t i = 1; i < n; i++) {
+        ckr_seg_rm(c.jseg, base[i - 1]);
+        uint64_t first = base[i];
+        dls_audit *a = ckr_audit(&c, c.jseg, c.ckpt);
+        const dls_audit_summary *s = dls_audit_summary_of(a);
+        assert_int_equal(s->journal_first, first);
+        if (first > c.ck[c.nck - 1].journal_next) {
+            refused++;
+            expect_failures(a, 0, 0, 0, 1);
+            assert_int_equal(s->journal_missing_to, first);
+            dls_audit_del(a);
+            continue;
+        }
+        started++;
+        size_t e = ckr_covering(&c, first);
+        expect_failures(a, 0, 0, 0, 0);
+        assert_int_equal(s->start_checkpoint, c.ck[e].pass);
+        assert_int_equal(s->last_pass, dls_audit_summary_of(full)->last_pass);
+        size_t live = 0;
+        for (size_t k = 0; k < dls_audit_lease_count(a); k++) {
+            const dls_audit_lease *l = dls_audit_lease_at(a, k);
+            const dls_audit_lease *f = lease_of(full, l->lease);
+            live += l->verdict == DLS_AUDIT_LIVE;
+            assert_int_equal(l->lapsed.pass, f->lapsed.pass);
+            assert_int_equal(l->lapsed_cause, f->lapsed_cause);
+            assert_int_equal(l->verdict, f->verdict);
+        }
+        assert_int_equal(live, c.live_at_end);
+        dls_audit_del(a);
+    }
+    assert_true(started > 4);
+    assert_true(refused >= 1);
+    dls_audit_del(full);
+    ckr_fini(&c);
+}
+
 int main(void)
 {
     if (sodium_init() < 0)
@@ -3588,6 +3646,7 @@ int main(void)
         cmocka_unit_test(test_audit_journal_hole_is_failure),
         cmocka_unit_test(test_audit_cli_trimmed_journal),
         cmocka_unit_test(test_audit_settings_default_has_no_folder),
+        cmocka_unit_test(test_audit_every_trim_point),
     };
     return cmocka_run_group_tests_name("audit", tests, NULL, NULL);
 }
