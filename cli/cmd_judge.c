@@ -5,6 +5,7 @@
  * reclaim is printed as a JSON line on stdout and answered done. Once a
  * second it prints a status line (human on a terminal, JSON Lines
  * otherwise). SIGINT/SIGTERM stop it after the current pass. */
+#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -181,7 +182,12 @@ static int open_journal(struct judge_proc *p)
                           path);
             return DLS_ERR_NOTFOUND;
         }
-        rc = dls_medium_create(&p->journal, DLS_MEDIUM_FILE, path, &ms, &w);
+        /* docs/checkpoints.md, Retention: a segmented journal without a
+         * bound of its own, trimmed by this judge after checkpoints */
+        ms.segment_bytes = p->cfg.journal_segment_bytes;
+        rc = dls_medium_create(&p->journal,
+                               ms.segment_bytes ? DLS_MEDIUM_SEGMENTED : DLS_MEDIUM_FILE, path,
+                               &ms, &w);
     } else {
         rc = dls_medium_open(&p->journal, path, DLS_OPEN_APPEND, &ms, &w);
     }
@@ -323,10 +329,25 @@ static char *ck_folder(const dls_config *c)
     return d;
 }
 
+/* The journal's size on disk: the file, or every file in a segmented
+ * journal's directory. */
 static uint64_t journal_bytes(const struct judge_proc *p)
 {
     struct stat st;
-    return p->ckdir && stat(p->cfg.journal, &st) == 0 ? (uint64_t)st.st_size : 0;
+    if (!p->ckdir || stat(p->cfg.journal, &st) != 0)
+        return 0;
+    if (!S_ISDIR(st.st_mode))
+        return (uint64_t)st.st_size;
+    uint64_t sum = 0;
+    DIR *d = opendir(p->cfg.journal);
+    struct dirent *e;
+    int dfd = d ? dirfd(d) : -1;
+    while (d && (e = readdir(d)) != NULL)
+        if (e->d_name[0] != '.' && fstatat(dfd, e->d_name, &st, 0) == 0 && S_ISREG(st.st_mode))
+            sum += (uint64_t)st.st_size;
+    if (d)
+        closedir(d);
+    return sum;
 }
 
 /* "checkpoint_every": a checkpoint between passes every N passes or B
@@ -352,10 +373,28 @@ static int maybe_checkpoint(struct judge_proc *p, uint64_t *passes, uint64_t *by
                       w.reason ? w.reason : dls_strerror(rc));
         return dls_err_is_fatal(rc) ? rc : 0;
     }
-    rc = dls_checkpoint_prune(p->ckdir, (size_t)p->cfg.keep_checkpoints, NULL, NULL, &w);
+    /* a segmented journal (trimmed below): count only committed
+     * checkpoints, reading the retained journal's commit records; a file
+     * journal: the files (the walk to the commits would read the file from
+     * its start) */
+    bool seg = dls_medium_kind_of(p->journal) == DLS_MEDIUM_SEGMENTED;
+    rc = seg ? dls_judge_prune_checkpoints(p->judge, p->ckdir, (size_t)p->cfg.keep_checkpoints,
+                                           NULL, &w)
+             : dls_checkpoint_prune(p->ckdir, (size_t)p->cfg.keep_checkpoints, NULL, NULL, &w);
     if (rc)
         dls_cli_error("judge", "%s: pruning checkpoints: %s", p->ckdir,
                       w.reason ? w.reason : dls_strerror(rc));
+    /* docs/checkpoints.md, Retention: a segmented journal loses its whole
+     * segments before every kept checkpoint (after a failed prune too: the
+     * trim reads what is kept) */
+    if (seg) {
+        memset(&w, 0, sizeof w);
+        rc = dls_judge_trim_journal(p->judge, p->ckdir, NULL, NULL, &w);
+        if (rc)
+            dls_cli_error("judge", "%s: trimming the journal: %s", dls_medium_name(p->journal),
+                          w.reason ? w.reason : dls_strerror(rc));
+        *bytes_at = journal_bytes(p);
+    }
     return 0;
 }
 

@@ -205,6 +205,14 @@ static int one_key(dls_config *c, const char *k, json_t *v)
         c->keep_checkpoints = (uint64_t)json_integer_value(v);
         return 0;
     }
+    if (!strcmp(k, "journal_segment_bytes")) { /* docs/checkpoints.md, Retention */
+        if (!json_is_integer(v) || json_integer_value(v) < 4096) {
+            err(f, k, "must be an integer >= 4096 (bytes per journal segment)");
+            return DLS_ERR_CONFIG;
+        }
+        c->journal_segment_bytes = (uint64_t)json_integer_value(v);
+        return 0;
+    }
     if (!strcmp(k, "party")) return get_name(f, v, k, &c->party);
     if (!strcmp(k, "grantor")) return get_name(f, v, k, &c->grantor);
     if (!strcmp(k, "key")) return get_path(f, v, k, &c->key, 1);

@@ -47,6 +47,8 @@ typedef struct dls_config {
     uint64_t checkpoint_bytes;   /* "checkpoint_every": {"bytes": B}; 0 = not by bytes */
     char *checkpoints;           /* "checkpoints": folder (default <journal>.ckpt) */
     uint64_t keep_checkpoints;   /* "keep_checkpoints": >= 2 (default 2) */
+    uint64_t journal_segment_bytes; /* "journal_segment_bytes": create the journal as a
+                                       segmented directory, trimmed after checkpoints; 0 = a file */
 } dls_config;
 
 /* Loads and validates `path`. `need` lists the keys the caller requires

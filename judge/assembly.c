@@ -50,13 +50,20 @@ static int check_journal(const dls_judge_settings *s, dls_where *w)
         return refuse(w, DLS_ERR_NO_JOURNAL, 0, "no journal");
     if (dls_medium_mode(s->journal) != DLS_OPEN_APPEND)
         return refuse(w, DLS_ERR_STATE, 0, "the journal is not opened for append");
-    if (dls_medium_retention(s->journal) != DLS_RETAIN_ALL)
+    /* judge.md, Assembly and Checkpoints (Retention): a journal that drops
+     * records on its own is refused; a segmented journal without a bound
+     * loses only what its judge trims after a checkpoint covers it
+     * (dls_judge_trim_journal; docs/checkpoints.md, Retention). */
+    if (dls_medium_evicts(s->journal))
         return refuse(w, DLS_ERR_RETENTION, 0,
-                      "the journal must retain everything (an evict-oldest journal is refused)");
+                      "the journal must retain everything (an evict-oldest journal is refused; "
+                      "a segmented journal must be created without retain_segments and "
+                      "retain_bytes: only its judge trims it, after checkpoints)");
     if (dls_medium_sync(s->journal) == DLS_SYNC_NONE)
         return refuse(w, DLS_ERR_JOURNAL_SYNC, 0,
                       "the journal must be opened with sync data or group, not none");
     if (s->journal_lock_path || dls_medium_kind_of(s->journal) == DLS_MEDIUM_FILE ||
+        dls_medium_kind_of(s->journal) == DLS_MEDIUM_SEGMENTED || /* flock on its directory */
         dls_redis_is_medium(s->journal))
         return 0;
     /* issue 16 item 2: a JetStream journal is fenced by the medium itself

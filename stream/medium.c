@@ -158,6 +158,32 @@ int dls_medium_seal(dls_medium *m, dls_where *w)
     return dls_medium_append(m, (const uint8_t *)DLS_SEAL_RECORD, DLS_SEAL_RECORD_LEN, &p, w);
 }
 
+int dls_medium_trim(dls_medium *m, uint64_t before, uint64_t *oldest, dls_where *w)
+{
+    if (!m)
+        return dls_st_fail(w, DLS_ERR_INVAL, 0, "no medium", 0);
+    if (!m->ops->trim)
+        return dls_st_fail(w, DLS_ERR_RETENTION, 0,
+                           "this kind of medium cannot be trimmed (only a segmented medium "
+                           "deletes whole segments from the front)",
+                           0);
+    int rc = check_appendable(m, w);
+    if (rc)
+        return rc;
+    uint64_t o = 0;
+    rc = m->ops->trim(m->impl, before, &o, w);
+    if (!rc && oldest)
+        *oldest = o;
+    return rc;
+}
+
+bool dls_medium_evicts(const dls_medium *m)
+{
+    if (m->ops->evicts)
+        return m->ops->evicts(m->impl);
+    return m->info.retention != DLS_RETAIN_ALL; /* an unknown declaration: assume the worst */
+}
+
 /* ---- cursors ------------------------------------------------------------ */
 
 int dls_cursor_new(dls_cursor **out, dls_medium *m, uint64_t from)

@@ -368,6 +368,60 @@ static int seg_append_batch(void *impl, const uint8_t *const *recs, const size_t
     return rc;
 }
 
+/* Retention by the owner (dls_medium_trim; docs/streams.md, Trimming):
+ * deletes, oldest first, the segments whose successor's base is at most
+ * `before` — never the newest — from a fresh listing under the writer
+ * lock. The directory is synced after each deletion: were a later
+ * deletion to reach the disk before an earlier one, a crash would leave a
+ * hole (stream-format.md rev 4: corruption) instead of a shorter front. */
+static int seg_trim(void *impl, uint64_t before, uint64_t *oldest, dls_where *w)
+{
+    st_seg *m = impl;
+    int rc;
+    pthread_mutex_lock(&m->sync.wmu);
+    if (!m->exclusive && (rc = dls_st_lock(m->lockfd, m->lock_timeout_ms, w))) {
+        pthread_mutex_unlock(&m->sync.wmu);
+        return rc;
+    }
+    seg_ent *v = NULL;
+    size_t n = 0, drop = 0;
+    rc = dls_st_seg_list(m->dirfd, false, &v, &n, w);
+    while (!rc && drop + 1 < n && v[drop + 1].base <= before) {
+        char name[SEG_NAME_LEN + 1];
+        dls_st_seg_name(name, v[drop].base);
+        if (unlinkat(m->dirfd, name, 0) < 0 && errno != ENOENT) {
+            rc = dls_st_fail(w, DLS_ERR_IO, v[drop].base, "cannot delete an old segment", errno);
+            break;
+        }
+        drop++;
+        if (fsync(m->dirfd) < 0)
+            rc = dls_st_fail(w, DLS_ERR_IO, 0, "cannot sync the segment directory", errno);
+    }
+    if (n > drop && oldest)
+        *oldest = v[drop].base;
+    /* the writer's view: forget the segments now gone */
+    size_t k = 0;
+    while (n > drop && k < m->nsegs && m->segs[k].base < v[drop].base)
+        k++;
+    if (k) {
+        memmove(m->segs, m->segs + k, (m->nsegs - k) * sizeof *m->segs);
+        m->nsegs -= k;
+    }
+    free(v);
+    if (!m->exclusive)
+        dls_st_unlock(m->lockfd);
+    pthread_mutex_unlock(&m->sync.wmu);
+    return rc;
+}
+
+/* A bounded medium evicts on its own; one without a bound only when its
+ * owner trims it. A reader does not know the writer's bounds. */
+static bool seg_evicts(const void *impl)
+{
+    const st_seg *m = impl;
+    return m->mode != DLS_OPEN_APPEND || m->retain_segments || m->retain_bytes;
+}
+
 static int seg_append(void *impl, const uint8_t *rec, size_t n, uint64_t *pos, dls_where *w)
 {
     return seg_append_batch(impl, &rec, &n, 1, pos, w);
@@ -387,6 +441,8 @@ const dls_medium_ops dls_st_segmented_ops = {
     .cursor_del = dls_st_seg_cursor_del,
     .id = seg_id,
     .del = seg_del,
+    .trim = seg_trim,
+    .evicts = seg_evicts,
 };
 
 /* ---- open and create ---------------------------------------------------- */

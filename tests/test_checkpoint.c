@@ -1562,6 +1562,971 @@ static void test_checkpoint_same_after_either_restart(void **state)
     }
 }
 
+/* ---- retention: a journal that does not grow forever (issue 17 item 3) ---------------------- */
+
+/* A segmented medium at dir/name with these bounds (0: none). */
+static dls_medium *seg_medium(const char *dir, const char *name, uint8_t tag, uint64_t seg_bytes,
+                              uint64_t retain_segments, dls_sync sync, bool exclusive)
+{
+    char path[400];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    dls_medium_settings ms;
+    dls_medium_settings_default(&ms);
+    uint8_t id[16];
+    memset(id, tag, sizeof id);
+    ms.id = id;
+    ms.segment_bytes = seg_bytes;
+    ms.retain_segments = retain_segments;
+    ms.sync = sync;
+    ms.exclusive = exclusive;
+    dls_medium *m;
+    dls_where w = {0};
+    int rc = dls_medium_create(&m, DLS_MEDIUM_SEGMENTED, path, &ms, &w);
+    if (rc)
+        fprintf(stderr, "create %s: %s (%s)\n", path, dls_strerror(rc), w.reason ? w.reason : "");
+    assert_int_equal(rc, 0);
+    return m;
+}
+
+/* The segment bases of a segmented directory, ascending; the count. */
+static size_t seg_bases(const char *path, uint64_t *out, size_t cap)
+{
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "ls '%s' | grep -E '^[0-9]{20}\\.seg$' | sort", path);
+    FILE *f = popen(cmd, "r");
+    assert_non_null(f);
+    size_t n = 0;
+    unsigned long long b;
+    while (fscanf(f, "%20llu.seg\n", &b) == 1) {
+        if (n < cap)
+            out[n] = b;
+        n++;
+    }
+    pclose(f);
+    return n;
+}
+
+/* Bytes of every file in a directory (a segmented journal on disk). */
+static uint64_t dir_bytes(const char *path)
+{
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "find '%s' -maxdepth 1 -type f -printf '%%s\\n'", path);
+    FILE *f = popen(cmd, "r");
+    assert_non_null(f);
+    uint64_t sum = 0;
+    unsigned long long b;
+    while (fscanf(f, "%llu\n", &b) == 1)
+        sum += b;
+    pclose(f);
+    return sum;
+}
+
+static void append_n(dls_medium *m, unsigned n, unsigned start)
+{
+    for (unsigned i = 0; i < n; i++) {
+        uint8_t rec[64];
+        int len = snprintf((char *)rec + 1, sizeof rec - 1, "record-%06u", start + i);
+        rec[0] = (uint8_t)(0xa0 | len); /* a msgpack fixstr: any payload will do */
+        assert_int_equal(dls_medium_append(m, rec, (size_t)len + 1, NULL, NULL), 0);
+    }
+}
+
+/* stream-format.md (segmented: a cursor before the oldest retained segment
+ * answers gap; rev 4: a segment missing between two retained ones is
+ * corruption, issue 12 item 1); issue 17 item 3: dls_medium_trim deletes
+ * whole segments before a position, oldest first, never the newest, and
+ * readers see it as eviction at the front — a gap, never a hole; other
+ * kinds answer DLS_ERR_RETENTION; dls_medium_evicts tells a medium that
+ * drops records on its own from one only its owner trims. */
+static void test_trim_segments_front_is_gap(void **state)
+{
+    (void)state;
+    char *dir = make_tmpdir();
+    dls_medium *m = seg_medium(dir, "seg", 0x31, 256, 0, DLS_SYNC_NONE, false);
+    char path[400];
+    snprintf(path, sizeof path, "%s/seg", dir);
+    append_n(m, 100, 0);
+    uint64_t b[64];
+    size_t n = seg_bases(path, b, 64);
+    assert_true(n >= 6 && n <= 64);
+    /* a reader inside the first segment, and one resumed there */
+    dls_cursor *c0, *cr;
+    dls_record r;
+    assert_int_equal(dls_cursor_new(&c0, m, 0), 0);
+    assert_int_equal(dls_cursor_next(c0, &r, NULL), DLS_NEXT_OK);
+    assert_int_equal(dls_cursor_resume(&cr, m, 1), 0);
+    /* trim before the third segment's base + 1: the first two go (their
+     * successors' bases are at most that), the third holds the position */
+    uint64_t oldest = 0;
+    dls_where w = {0};
+    assert_int_equal(dls_medium_trim(m, b[2] + 1, &oldest, &w), 0);
+    assert_int_equal(oldest, b[2]);
+    uint64_t b2[64];
+    assert_int_equal(seg_bases(path, b2, 64), n - 2);
+    assert_int_equal(b2[0], b[2]);
+    /* trimming before a position inside the oldest segment deletes nothing */
+    assert_int_equal(dls_medium_trim(m, b[2] + 1, &oldest, NULL), 0);
+    assert_int_equal(seg_bases(path, b2, 64), n - 2);
+    /* readers: a gap to the oldest retained, then every record in order */
+    /* (a reader inside a deleted segment may finish what its descriptor
+     * still reads; then the gap) */
+    uint64_t expect = 1;
+    dls_next a;
+    while ((a = dls_cursor_next(c0, &r, NULL)) == DLS_NEXT_OK)
+        assert_int_equal(r.position, expect++);
+    assert_int_equal(a, DLS_NEXT_GAP);
+    assert_int_equal(r.gap_from, expect);
+    assert_true(expect <= b[1]);
+    assert_int_equal(r.position, b[2]);
+    expect = b[2];
+    while ((a = dls_cursor_next(c0, &r, NULL)) == DLS_NEXT_OK)
+        assert_int_equal(r.position, expect++);
+    assert_int_equal(a, DLS_NEXT_BLOCKED);
+    assert_int_equal(expect, 100);
+    assert_int_equal(dls_cursor_next(cr, &r, NULL), DLS_NEXT_GAP); /* evicted, not shrunk */
+    assert_int_equal(r.position, b[2]);
+    dls_cursor_del(cr);
+    dls_cursor *cn;
+    assert_int_equal(dls_cursor_new(&cn, m, 0), 0);
+    assert_int_equal(dls_cursor_next(cn, &r, NULL), DLS_NEXT_GAP);
+    dls_cursor_del(cn);
+    /* the newest segment is never deleted, whatever the position */
+    assert_int_equal(dls_medium_trim(m, UINT64_MAX, &oldest, NULL), 0);
+    assert_int_equal(seg_bases(path, b2, 64), 1);
+    assert_int_equal(oldest, b[n - 1]);
+    /* appends go on; a new writer opens the trimmed medium (no hole) */
+    append_n(m, 10, 100);
+    dls_cursor_del(c0);
+    dls_medium_del(m);
+    assert_int_equal(dls_medium_open(&m, path, DLS_OPEN_APPEND, NULL, NULL), 0);
+    assert_false(dls_medium_evicts(m)); /* no bound: only its owner trims it */
+    append_n(m, 40, 110);
+    /* a segment deleted in the middle is still a hole: corruption */
+    n = seg_bases(path, b, 64);
+    assert_true(n >= 3);
+    char mid[500];
+    snprintf(mid, sizeof mid, "%s/%020llu.seg", path, (unsigned long long)b[1]);
+    assert_int_equal(unlink(mid), 0);
+    assert_int_equal(dls_cursor_new(&c0, m, b[0]), 0);
+    while ((a = dls_cursor_next(c0, &r, NULL)) == DLS_NEXT_OK)
+        ;
+    assert_int_equal(a, DLS_NEXT_ERROR);
+    dls_cursor_del(c0);
+    dls_medium_del(m);
+    /* a reader cannot trim; other kinds cannot */
+    assert_int_equal(dls_medium_open(&m, path, DLS_OPEN_READ, NULL, NULL), 0);
+    assert_int_equal(dls_medium_trim(m, 5, NULL, NULL), DLS_ERR_STATE);
+    assert_true(dls_medium_evicts(m)); /* a reader does not know the writer's bounds */
+    dls_medium_del(m);
+    dls_medium *bounded = seg_medium(dir, "bounded", 0x32, 256, 3, DLS_SYNC_NONE, false);
+    assert_true(dls_medium_evicts(bounded));
+    dls_medium_del(bounded);
+    dls_medium *ring = ring_with_id(0x33, 8);
+    assert_true(dls_medium_evicts(ring));
+    memset(&w, 0, sizeof w);
+    assert_int_equal(dls_medium_trim(ring, 1, NULL, &w), DLS_ERR_RETENTION);
+    assert_non_null(w.reason);
+    dls_medium_del(ring);
+    snprintf(path, sizeof path, "%s/plain.dls", dir);
+    dls_medium *file;
+    assert_int_equal(dls_medium_create(&file, DLS_MEDIUM_FILE, path, NULL, NULL), 0);
+    assert_false(dls_medium_evicts(file));
+    assert_int_equal(dls_medium_trim(file, 1, NULL, NULL), DLS_ERR_RETENTION);
+    dls_medium_del(file);
+    rm_rf(dir);
+    free(dir);
+}
+
+/* A harness whose journal is a segmented medium without a bound (no
+ * wrapper: the judge trims it itself). */
+static void h_init_segmented(harness *h, size_t nmedia, size_t nholders, uint64_t seg_bytes)
+{
+    h_init(h, nmedia, nholders);
+    dls_medium_del(h->journal); /* the file journal h_init made */
+    h->jw = NULL;
+    snprintf(h->journal_path, sizeof h->journal_path, "%s/journal.seg", h->dir);
+    h->journal = seg_medium(h->dir, "journal.seg", 0x4b, seg_bytes, 0, DLS_SYNC_DATA, true);
+    h->s.journal = h->journal;
+    h->s.journal_lock_path = NULL; /* the judge flocks the directory itself */
+    snprintf(h->ckpt_dir, sizeof h->ckpt_dir, "%s/journal.seg.ckpt", h->dir);
+}
+
+static void h_restart_seg(harness *h, bool from_checkpoint)
+{
+    h_close_judge(h);
+    h->s.checkpoint_dir = from_checkpoint ? h->ckpt_dir : NULL;
+    h_open(h);
+}
+
+/* The least journal_next among the checkpoints in h's folder. */
+static uint64_t least_next(harness *h, size_t *count)
+{
+    jvec list = {0};
+    assert_int_equal(jc_list_dir(h->ckpt_dir, &list), 0);
+    uint64_t least = UINT64_MAX;
+    for (size_t i = 0; i < list.n; i++) {
+        char p[400];
+        ckpt_path(h, JVEC_AT(list, uint64_t, i), p, sizeof p);
+        dls_medium *m;
+        assert_int_equal(dls_medium_open(&m, p, DLS_OPEN_READ, NULL, NULL), 0);
+        dls_cursor *c;
+        assert_int_equal(dls_cursor_new(&c, m, 0), 0);
+        dls_record rec;
+        dls_ckpt_rec r;
+        assert_int_equal(dls_cursor_next(c, &rec, NULL), DLS_NEXT_OK);
+        assert_int_equal(dls_ckpt_decode(rec.p, rec.n, &r, NULL), 0);
+        if (r.journal_next < least)
+            least = r.journal_next;
+        dls_cursor_del(c);
+        dls_medium_del(m);
+    }
+    *count = list.n;
+    jvec_free(&list);
+    return least;
+}
+
+/* judge.md rev 4, Assembly ("an evict-oldest journal is refused, unless it
+ * evicts only what checkpoints cover") and Checkpoints, Retention; issue 17
+ * item 3: a segmented journal without a bound is accepted (a bounded one
+ * refused), dls_judge_trim_journal deletes its whole segments before the
+ * least journal_next of the kept committed checkpoints and nothing while
+ * there is none; restart then loads a checkpoint (the newest, or the older
+ * kept one when the newest is gone) and full replay is refused. */
+static void test_judge_trims_segmented_journal(void **state)
+{
+    (void)state;
+    harness h;
+    h_init_segmented(&h, 2, NHOLD, 2048);
+    /* a bounded segmented journal would drop records on its own */
+    dls_medium *bounded = seg_medium(h.dir, "bounded.seg", 0x4c, 2048, 4, DLS_SYNC_DATA, true);
+    dls_judge_settings keep = h.s;
+    h.s.journal = bounded;
+    dls_where w = {0};
+    assert_int_equal(h_try_open(&h, &w), DLS_ERR_RETENTION);
+    h.s = keep;
+    dls_medium_del(bounded);
+    h_open(&h);
+    rng = 0x7e57;
+    h_tick(&h, 1000 * MS);
+    h_pass(&h);
+    /* no committed checkpoint yet: nothing trimmed */
+    uint64_t before = 1, oldest = 1;
+    assert_int_equal(dls_judge_trim_journal(h.j, h.ckpt_dir, &before, &oldest, NULL), 0);
+    assert_int_equal(before, 0);
+    uint64_t first_base[4];
+    assert_int_equal(seg_bases(h.journal_path, first_base, 4) >= 1, 1);
+    assert_int_equal(first_base[0], 0);
+    dls_judge_checkpoint_info info;
+    uint64_t trims = 0;
+    for (int round = 0; round < 12; round++) {
+        for (int i = 0; i < 8; i++)
+            step(&h);
+        checkpoint(&h, &info);
+        assert_int_equal(dls_judge_prune_checkpoints(h.j, h.ckpt_dir, 2, NULL, NULL), 0);
+        size_t kept;
+        uint64_t least = least_next(&h, &kept);
+        memset(&w, 0, sizeof w);
+        int rc = dls_judge_trim_journal(h.j, h.ckpt_dir, &before, &oldest, &w);
+        if (rc)
+            fprintf(stderr, "trim: %s (%s)\n", dls_strerror(rc), w.reason ? w.reason : "");
+        assert_int_equal(rc, 0);
+        assert_int_equal(before, least);
+        assert_true(oldest <= least); /* the segment holding it stays */
+        uint64_t bases[256];
+        size_t n = seg_bases(h.journal_path, bases, 256);
+        assert_int_equal(bases[0], oldest);
+        /* whole segments: the next one starts after the position */
+        assert_true(n == 1 || bases[1] > least);
+        trims += oldest > 0;
+    }
+    assert_true(trims > 0);
+    uint64_t highest = dls_judge_highest_lease(h.j), last = dls_judge_last_pass(h.j);
+    size_t live = dls_judge_live(h.j);
+    /* restart: from the newest checkpoint */
+    h_restart_seg(&h, true);
+    snap a, b;
+    take(&h, &a);
+    assert_int_equal(a.highest, highest);
+    assert_int_equal(a.last_pass, last);
+    assert_int_equal(a.live, live);
+    /* full replay is refused: the journal is not retained from 0 */
+    h_close_judge(&h);
+    h.s.checkpoint_dir = NULL;
+    memset(&w, 0, sizeof w);
+    assert_int_equal(h_try_open(&h, &w), DLS_ERR_JOURNAL);
+    /* the newest checkpoint gone: the older kept one still finds its
+     * journal (the trim kept what follows it) */
+    jvec list = {0};
+    assert_int_equal(jc_list_dir(h.ckpt_dir, &list), 0);
+    assert_int_equal(list.n, 2);
+    char p[400];
+    ckpt_path(&h, JVEC_AT(list, uint64_t, 0), p, sizeof p);
+    assert_int_equal(unlink(p), 0);
+    jvec_free(&list);
+    h_restart_seg(&h, true);
+    take(&h, &b);
+    same(&a, &b);
+    snap_free(&b);
+    snap_free(&a);
+    /* a file journal cannot be trimmed */
+    harness f;
+    h_init(&f, 1, 2);
+    h_open(&f);
+    assert_int_equal(dls_judge_trim_journal(f.j, f.ckpt_dir, NULL, NULL, NULL),
+                     DLS_ERR_RETENTION);
+    h_fini(&f);
+    h_fini(&h);
+}
+
+/* judge.md rev 4, Checkpoints, Retention ("a lease-fact medium may evict
+ * records before that checkpoint's drained positions without any lease
+ * becoming unknown at restart"); issue 17 item 3: segmented lease-fact
+ * media bounded to a few segments evict what the judge drained long ago;
+ * a restart from the checkpoint reads them from its drained positions —
+ * nothing lost (the replay's any_lost stays false), no lease unknown after
+ * the first pass, none reclaimed — while a full replay of the same journal
+ * meets the eviction (the contrast: the test can fail). */
+static void test_restart_segmented_media_evicted(void **state)
+{
+    (void)state;
+    harness h;
+    h_init(&h, 2, NHOLD);
+    for (size_t i = 0; i < 2; i++) {
+        dls_resolver_del(h.res[i]);
+        dls_medium_del(h.media[i]);
+        char name[32];
+        snprintf(name, sizeof name, "facts-%zu", i);
+        h.media[i] = seg_medium(h.dir, name, (uint8_t)(0x10 + i), 1024, 3, DLS_SYNC_NONE, false);
+        assert_int_equal(dls_resolver_new_signed(&h.res[i], dls_medium_id(h.media[i]), h.kr), 0);
+        h.jm[i] = (dls_judge_medium){h.media[i], h.res[i]};
+    }
+    h_open(&h);
+    rng = 0x3e3e;
+    h_tick(&h, 1000 * MS);
+    h_pass(&h);
+    for (int i = 0; i < 60; i++)
+        step(&h);
+    dls_judge_checkpoint_info info;
+    checkpoint(&h, &info);
+    for (int i = 0; i < 3; i++)
+        step(&h);
+    checkpoint(&h, &info);
+    assert_true(dls_judge_live(h.j) > 0);
+    /* both media evicted records the judge drained: their oldest segment
+     * starts above 0 (and below the checkpoints' drained positions) */
+    for (size_t i = 0; i < 2; i++) {
+        char path[400];
+        snprintf(path, sizeof path, "%s/facts-%zu", h.dir, i);
+        uint64_t b[8];
+        assert_true(seg_bases(path, b, 8) <= 3);
+        assert_true(b[0] > 0);
+    }
+    size_t calls = h.ncalls;
+    restart(&h, true);
+    for (size_t i = 0; i < 2; i++)
+        assert_false(h.j->media[i].lost);
+    step(&h);
+    uint64_t top = dls_judge_highest_lease(h.j);
+    size_t live = 0, known = 0;
+    for (uint64_t id = 1; id <= top; id++) {
+        dls_judge_lease_info li;
+        if (dls_judge_lease(h.j, id, &li) == 0) {
+            live++;
+            known += li.evidence == DLS_EVIDENCE_KNOWN;
+        }
+    }
+    assert_true(live > 0);
+    assert_int_equal(known, live);
+    for (size_t k = calls; k < h.ncalls; k++)
+        assert_int_not_equal(h.calls[k].cause, DLS_CAUSE_SILENCE);
+    /* the contrast: full replay of the whole journal meets the eviction */
+    restart(&h, false);
+    assert_true(h.j->media[0].lost || h.j->media[1].lost);
+    h_fini(&h);
+}
+
+/* docs/config.md journal_segment_bytes, docs/checkpoints.md Retention (the
+ * CLI judge): `daolease judge --create` makes a segmented journal, and
+ * after each checkpoint and prune it trims it — the oldest segment left
+ * is no longer the first — while a holder renews through it; a restart
+ * from the checkpoints then runs. */
+static void test_cli_trims_segmented_journal(void **state)
+{
+    (void)state;
+    const char *bin = getenv("DAOLEASE_BIN");
+    if (!bin)
+        skip();
+    char *d = make_tmpdir();
+    assert_int_equal(sh("cd %s && for p in arbiter a1; do %s keygen $p >> keyring; done && "
+                        "%s stream create a1.dls > /dev/null", d, bin, bin), 0);
+    assert_int_equal(
+        sh("cd %s && printf '%%s' '{\"party\": \"arbiter\", \"key\": \"arbiter.secret\", "
+           "\"keyring\": \"keyring\", \"journal\": \"journal.seg\", \"media\": [\"a1.dls\"], "
+           "\"duration\": {\"ms\": 600}, \"tolerance\": {\"ms\": 250}, "
+           "\"cadence\": {\"ms\": 100}, \"create_journal\": true, "
+           "\"journal_segment_bytes\": 4096, \"checkpoint_every\": {\"passes\": 2}, "
+           "\"keep_checkpoints\": 2}' > judge.json && "
+           "printf '%%s' '{\"party\": \"a1\", \"key\": \"a1.secret\", \"keyring\": \"keyring\", "
+           "\"grantor\": \"arbiter\", \"journal\": \"journal.seg\", \"medium\": \"a1.dls\", "
+           "\"duration\": {\"ms\": 600}}' > run.json", d), 0);
+    assert_int_equal(sh("cd %s && { %s judge --config judge.json --passes 140 > j1.out 2> j1.err & "
+                        "echo $! > j1.pid; } && sleep 0.5 && %s run --config run.json --subject s1 "
+                        "-- sleep 4 > run.out 2>&1; "
+                        "while kill -0 $(cat j1.pid) 2>/dev/null; do sleep 0.1; done",
+                        d, bin, bin), 0);
+    /* a segmented journal, trimmed: its first segment is gone */
+    assert_int_equal(sh("cd %s && test -f journal.seg/medium.id && "
+                        "! test -e journal.seg/00000000000000000000.seg && "
+                        "test $(ls journal.dls.ckpt journal.seg.ckpt 2>/dev/null | "
+                        "grep -c '\\.dls$') -eq 2 && ! grep -q trimming j1.err", d), 0);
+    /* a restart from the checkpoints runs (full replay would be refused) */
+    assert_int_equal(sh("cd %s && %s judge --config judge.json --passes 5 > j2.out 2> j2.err", d,
+                        bin), 0);
+    rm_rf(d);
+    free(d);
+}
+
+/* judge.md rev 4, Checkpoints, Retention ("the oldest committed checkpoint
+ * it keeps"); issue 17 item 3: a checkpoint file left uncommitted (a crash
+ * between its rename and its commit record) does not count toward `keep`:
+ * dls_judge_prune_checkpoints keeps the newest two committed ones and
+ * deletes it, where counting files (dls_checkpoint_prune) would keep it and
+ * delete the older committed one, leaving one usable checkpoint. */
+static void test_prune_keeps_committed_only(void **state)
+{
+    (void)state;
+    harness h;
+    dls_judge_checkpoint_info a, b, c, d;
+    h_init(&h, 2, NHOLD);
+    h_open(&h);
+    rng = 0x9191;
+    h_tick(&h, 1000 * MS);
+    h_pass(&h);
+    for (int i = 0; i < 10; i++)
+        step(&h);
+    checkpoint(&h, &a);
+    for (int i = 0; i < 10; i++)
+        step(&h);
+    checkpoint(&h, &b);
+    for (int i = 0; i < 10; i++)
+        step(&h);
+    struct stat st;
+    assert_int_equal(stat(h.journal_path, &st), 0);
+    checkpoint(&h, &c);
+    h_close_judge(&h);
+    assert_int_equal(truncate(h.journal_path, st.st_size), 0); /* c's commit record gone */
+    reopen_journal(&h);
+    restart(&h, true); /* from b */
+    assert_int_equal(h.jw->min_from, b.journal_next);
+    for (int i = 0; i < 10; i++)
+        step(&h);
+    checkpoint(&h, &d);
+    assert_true(a.pass < b.pass && b.pass < c.pass && c.pass < d.pass);
+    size_t deleted = 0;
+    dls_where w = {0};
+    assert_int_equal(dls_judge_prune_checkpoints(h.j, h.ckpt_dir, 2, &deleted, &w), 0);
+    assert_int_equal(deleted, 2);
+    char p[512];
+    uint64_t gone[2] = {a.pass, c.pass}, kept[2] = {b.pass, d.pass};
+    for (int i = 0; i < 2; i++) {
+        ckpt_path(&h, gone[i], p, sizeof p);
+        assert_int_not_equal(access(p, F_OK), 0);
+        ckpt_path(&h, kept[i], p, sizeof p);
+        assert_int_equal(access(p, F_OK), 0);
+    }
+    /* both kept ones restart: d, and b with d gone */
+    expect_restart_from(&h, d.journal_next);
+    ckpt_path(&h, d.pass, p, sizeof p);
+    assert_int_equal(unlink(p), 0);
+    expect_restart_from(&h, b.journal_next);
+    assert_int_equal(dls_judge_prune_checkpoints(h.j, h.ckpt_dir, 1, NULL, NULL),
+                     DLS_ERR_CONFIG);
+    h_fini(&h);
+}
+
+/* ---- the soak: 10^6 renewals in scripts/soak_checkpoint.sh, fewer here ---------------------- */
+
+/* One judge with checkpoints, a trimmed segmented journal and restarts at
+ * random points, beside an uninterrupted reference judge (a file journal,
+ * never restarted) reading the same media and ticks. Holders own one
+ * segmented lease-fact medium each (bounded: they evict what was drained
+ * long ago) and renew every live lease every step. */
+typedef struct soak {
+    char *dir;
+    char jpath[300], ckdir[320], refpath[300];
+    dls_secret *grantor;
+    dls_medium *journal, *refj, *tick, *media[2];
+    dls_resolver *tickr, *res[2];
+    dls_judge_tick_source ts;
+    dls_judge_medium jm[2];
+    dls_judge_settings s, rs;
+    dls_judge *j, *ref;
+    uint64_t now;
+    uint64_t pseq[2];
+    uint64_t *rseq;         /* per lease id: the last renewal seq acknowledged by the medium */
+    uint8_t *rmed;          /* per lease id: its medium + 1 (0: not ours or gone) */
+    uint64_t cap;
+    uint64_t silence;       /* silence reclaims (of either judge) */
+    uint64_t reclaims;
+    uint64_t seg_bytes;
+} soak;
+
+static int soak_reclaim(void *u, dls_bytes subject, uint64_t lease, dls_cause cause, bool commit)
+{
+    soak *k = u;
+    (void)subject, (void)lease, (void)commit;
+    k->reclaims++;
+    k->silence += cause == DLS_CAUSE_SILENCE;
+    return DLS_RECLAIM_DONE;
+}
+
+static void soak_open_journal(soak *k)
+{
+    dls_medium_settings ms;
+    dls_medium_settings_default(&ms);
+    ms.exclusive = true;
+    ms.sync = DLS_SYNC_DATA;
+    dls_where w = {0};
+    int rc = dls_medium_open(&k->journal, k->jpath, DLS_OPEN_APPEND, &ms, &w);
+    if (rc)
+        fprintf(stderr, "journal: %s (%s)\n", dls_strerror(rc), w.reason ? w.reason : "");
+    assert_int_equal(rc, 0);
+    k->s.journal = k->journal;
+}
+
+static void soak_new(soak *k, dls_judge **out, dls_judge_settings *s)
+{
+    dls_judge_callbacks cb = {.reclaim = soak_reclaim};
+    dls_where w = {0};
+    int rc = dls_judge_new(out, s, &cb, k, &w);
+    if (rc)
+        fprintf(stderr, "dls_judge_new: %s (%s)\n", dls_strerror(rc), w.reason ? w.reason : "");
+    assert_int_equal(rc, 0);
+}
+
+static void soak_init(soak *k, uint64_t seg_bytes, uint64_t cap)
+{
+    memset(k, 0, sizeof *k);
+    /* DLS_SOAK_DIR (the script: a disk), else /dev/shm when there is one:
+     * the suite's soak is about retention, not fsync latency */
+    const char *base = getenv("DLS_SOAK_DIR");
+    struct stat st;
+    if (!base || !*base)
+        base = stat("/dev/shm", &st) == 0 && access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
+    size_t bl = strlen(base) + 32;
+    k->dir = malloc(bl);
+    assert_non_null(k->dir);
+    snprintf(k->dir, bl, "%s/dls-soak-XXXXXX", base);
+    assert_non_null(mkdtemp(k->dir));
+    k->seg_bytes = seg_bytes;
+    snprintf(k->jpath, sizeof k->jpath, "%s/journal.seg", k->dir);
+    snprintf(k->ckdir, sizeof k->ckdir, "%s/journal.seg.ckpt", k->dir);
+    snprintf(k->refpath, sizeof k->refpath, "%s/reference.dls", k->dir);
+    uint8_t seed[32];
+    memset(seed, 7, sizeof seed);
+    assert_int_equal(dls_secret_from_seed(&k->grantor, "arbiter", DLS_KEY_ED25519, seed), 0);
+    dls_medium_del(seg_medium(k->dir, "journal.seg", 0x4d, seg_bytes, 0, DLS_SYNC_DATA, false));
+    soak_open_journal(k);
+    dls_medium_settings ms;
+    dls_medium_settings_default(&ms);
+    uint8_t rid[16];
+    memset(rid, 0x4e, sizeof rid);
+    ms.id = rid;
+    assert_int_equal(dls_medium_create(&k->refj, DLS_MEDIUM_FILE, k->refpath, &ms, NULL), 0);
+    k->tick = ring_with_id(0xee, 1 << 16);
+    assert_int_equal(dls_resolver_new_medium(&k->tickr, dls_medium_id(k->tick), "ticker", NULL),
+                     0);
+    for (size_t i = 0; i < 2; i++) {
+        char name[32], party[16];
+        snprintf(name, sizeof name, "facts-%zu", i);
+        snprintf(party, sizeof party, "holder-%zu", i);
+        /* 64 KiB segments, 6 kept: hundreds of steps' renewals in the suite */
+        k->media[i] = seg_medium(k->dir, name, (uint8_t)(0x20 + i), 64 << 10, 6, DLS_SYNC_NONE,
+                                 false);
+        assert_int_equal(dls_resolver_new_medium(&k->res[i], dls_medium_id(k->media[i]), party,
+                                                 NULL),
+                         0);
+        k->jm[i] = (dls_judge_medium){k->media[i], k->res[i]};
+    }
+    k->ts = (dls_judge_tick_source){k->tick, k->tickr, "ticker", "soak-basis", 0};
+    dls_judge_settings_default(&k->s);
+    k->s.grantor = k->grantor;
+    k->s.journal = k->journal;
+    k->s.ticks = &k->ts;
+    k->s.nticks = 1;
+    k->s.media = k->jm;
+    k->s.nmedia = 2;
+    k->s.tolerance_ns = 250 * MS;
+    k->s.cadence_ns = 1000 * MS;
+    k->s.drain_budget = 1u << 20;
+    assert_int_equal(dls_duration_make(&k->s.default_duration, DLS_UNIT_S, 3), 0);
+    k->s.checkpoint_dir = k->ckdir;
+    k->rs = k->s;
+    k->rs.journal = k->refj;
+    k->rs.checkpoint_dir = NULL;
+    k->cap = cap;
+    k->rseq = calloc(cap, sizeof *k->rseq);
+    k->rmed = calloc(cap, 1);
+    assert_non_null(k->rseq);
+    assert_non_null(k->rmed);
+    soak_new(k, &k->j, &k->s);
+    soak_new(k, &k->ref, &k->rs);
+}
+
+static void soak_fini(soak *k)
+{
+    dls_judge_del(k->j);
+    dls_judge_del(k->ref);
+    dls_medium_del(k->journal);
+    dls_medium_del(k->refj);
+    for (size_t i = 0; i < 2; i++) {
+        dls_resolver_del(k->res[i]);
+        dls_medium_del(k->media[i]);
+    }
+    dls_resolver_del(k->tickr);
+    dls_medium_del(k->tick);
+    dls_secret_del(k->grantor);
+    free(k->rseq);
+    free(k->rmed);
+    rm_rf(k->dir);
+    free(k->dir);
+}
+
+static void soak_fact(soak *k, size_t mi, const dls_fact *f)
+{
+    append_fact(k->media[mi], f, NULL); /* bare: the medium's resolver names the holder */
+}
+
+static void soak_propose(soak *k, size_t mi, uint64_t subject)
+{
+    char subj[32], prop[32];
+    snprintf(subj, sizeof subj, "subject-%llu", (unsigned long long)subject);
+    snprintf(prop, sizeof prop, "p-%llu", (unsigned long long)subject);
+    val s = str_val(subj), p = str_val(prop);
+    dls_fact f;
+    dls_fact_proposal(&f, (dls_bytes){p.b, p.n}, (dls_bytes){s.b, s.n}, ++k->pseq[mi]);
+    soak_fact(k, mi, &f);
+}
+
+/* Both judges pass at the same now; ledgers then agree (checked by the
+ * caller where comparable). */
+static void soak_pass(soak *k)
+{
+    dls_fact f;
+    dls_duration d;
+    k->now += 400 * MS;
+    assert_int_equal(dls_duration_make(&d, DLS_UNIT_NS, k->now), 0);
+    dls_fact_tick(&f, d);
+    append_fact(k->tick, &f, NULL);
+    dls_judge_pass_result r;
+    assert_int_equal(dls_judge_pass(k->j, &r), 0);
+    assert_int_equal(dls_judge_pass(k->ref, &r), 0);
+}
+
+/* A restart of the judge with checkpoints (the journal reopened too, as a
+ * new process would). */
+static void soak_restart(soak *k)
+{
+    dls_judge_del(k->j);
+    k->j = NULL;
+    dls_medium_del(k->journal);
+    soak_open_journal(k);
+    soak_new(k, &k->j, &k->s);
+}
+
+/* judge.md, Restart and Checkpoints: every acknowledged renewal counted
+ * (last seq), no lease lost, and the ledger equal to the reference's. */
+static void soak_check(soak *k)
+{
+    harness a, b; /* take() reads only .j */
+    a.j = k->j;
+    b.j = k->ref;
+    snap x, y;
+    take(&a, &x);
+    take(&b, &y);
+    same(&x, &y);
+    for (uint64_t id = 1; id < k->cap && id <= x.highest; id++) {
+        if (!k->rmed[id])
+            continue;
+        assert_true(x.l[id].present);
+        assert_int_equal(x.l[id].i.last_seq, k->rseq[id]);
+    }
+    snap_free(&x);
+    snap_free(&y);
+}
+
+/* Registers the leases granted since `from` (ids above it). */
+static void soak_learn(soak *k, uint64_t from)
+{
+    uint64_t top = dls_judge_highest_lease(k->j);
+    assert_true(top < k->cap);
+    for (uint64_t id = from + 1; id <= top; id++) {
+        dls_judge_lease_info li;
+        assert_int_equal(dls_judge_lease(k->j, id, &li), 0);
+        assert_true(li.medium < 2);
+        k->rmed[id] = (uint8_t)(li.medium + 1);
+    }
+}
+
+static void soak_audit(soak *k, uint64_t *start, uint64_t *not_audited_to);
+
+typedef struct soak_figures {
+    uint64_t renewals, steps, restarts, checkpoints, trims;
+    uint64_t journal_max, journal_written, bound, b_step, b_first;
+    uint64_t steady_max, steady_bound; /* once the first pass's segments are trimmed */
+    uint64_t refused_full_replay;
+} soak_figures;
+
+/* The soak (issue 17 item 3): `leases` live leases renewed every step for
+ * `steps` steps, a checkpoint every `every` steps (prune keep 2, then
+ * trim), restarts at random points (`restart_in`: one step in that many,
+ * seeded). */
+static void soak_run(uint64_t leases, uint64_t steps, uint64_t every, uint64_t seg_bytes,
+                     uint64_t restart_in, uint64_t seed, soak_figures *fig)
+{
+    soak k;
+    memset(fig, 0, sizeof *fig);
+    soak_init(&k, seg_bytes, leases + steps + 16);
+    rng = seed ? seed : 1;
+    fprintf(stderr, "soak: seed %llu, %llu leases, %llu steps, checkpoint every %llu, "
+                    "segments %llu bytes\n",
+            (unsigned long long)seed, (unsigned long long)leases, (unsigned long long)steps,
+            (unsigned long long)every, (unsigned long long)seg_bytes);
+    for (uint64_t i = 0; i < leases; i++)
+        soak_propose(&k, i % 2, i);
+    uint64_t empty = dir_bytes(k.jpath);
+    soak_pass(&k);
+    fig->b_first = dir_bytes(k.jpath) - empty; /* the initial grants, one burst */
+    uint64_t bases[1024];
+    size_t nb = seg_bases(k.jpath, bases, 1024);
+    assert_true(nb >= 1 && nb <= 1024);
+    uint64_t burst_base = bases[nb - 1]; /* the burst is gone once this segment is */
+    bool steady = false;
+    soak_learn(&k, 0);
+    assert_int_equal(dls_judge_live(k.j), leases);
+    uint64_t next_subject = leases, since = 0;
+    const size_t keep = 2;
+    uint64_t size_before = dir_bytes(k.jpath);
+    for (uint64_t step = 0; step < steps; step++) {
+        /* restarts at random points of the step (seeded) */
+        uint64_t where = rnd() % restart_in < 1 ? rnd() % 4 : 4;
+        for (uint64_t id = 1; id < k.cap; id++) {
+            if (!k.rmed[id])
+                continue;
+            dls_fact f;
+            dls_fact_renewal(&f, id, ++k.rseq[id]);
+            soak_fact(&k, k.rmed[id] - 1u, &f);
+            fig->renewals++;
+        }
+        /* churn: one release, one new subject (grants across checkpoints) */
+        uint64_t top = dls_judge_highest_lease(k.j);
+        if (step % 3 == 0) {
+            uint64_t victim = 1 + rnd() % top;
+            if (k.rmed[victim]) {
+                dls_fact f;
+                dls_fact_release(&f, victim, false);
+                soak_fact(&k, k.rmed[victim] - 1u, &f);
+                k.rmed[victim] = 0;
+                soak_propose(&k, next_subject % 2, next_subject);
+                next_subject++;
+            }
+        }
+        if (where == 0) { /* renewals written while the judge is down */
+            soak_restart(&k);
+            fig->restarts++;
+        }
+        uint64_t s0 = dir_bytes(k.jpath);
+        soak_pass(&k);
+        soak_learn(&k, top);
+        soak_check(&k); /* after a pass: a recovered lease is unknown until one */
+        if (where == 1) { /* between a pass and a checkpoint */
+            soak_restart(&k);
+            fig->restarts++;
+        }
+        dls_judge_checkpoint_info info;
+        dls_where w = {0};
+        int rc = 0;
+        if (++since >= every &&
+            (rc = dls_judge_checkpoint(k.j, k.ckdir, &info, &w)) == DLS_ERR_STATE)
+            since = every - 1; /* restarted, no pass since: at the next step (as the CLI) */
+        if (since >= every) {
+            since = 0;
+            if (rc)
+                fprintf(stderr, "checkpoint: %s (%s)\n", dls_strerror(rc),
+                        w.reason ? w.reason : "");
+            assert_int_equal(rc, 0);
+            fig->checkpoints += info.records > 0;
+            if (where == 2) { /* checkpoint written, not yet pruned nor trimmed */
+                soak_restart(&k);
+                fig->restarts++;
+            }
+            uint64_t s1 = dir_bytes(k.jpath);
+            fig->journal_written += s1 > s0 ? s1 - s0 : 0;
+            if (s1 - s0 > fig->b_step && s1 > s0)
+                fig->b_step = s1 - s0;
+            if (s1 > fig->journal_max)
+                fig->journal_max = s1;
+            if (steady && s1 > fig->steady_max)
+                fig->steady_max = s1;
+            assert_int_equal(dls_judge_prune_checkpoints(k.j, k.ckdir, keep, NULL, NULL), 0);
+            uint64_t before = 0, oldest = 0;
+            rc = dls_judge_trim_journal(k.j, k.ckdir, &before, &oldest, &w);
+            assert_int_equal(rc, 0);
+            fig->trims += before > 0;
+            steady |= oldest > burst_base;
+            if (where == 3) { /* just after a trim */
+                soak_restart(&k);
+                fig->restarts++;
+            }
+            if (oldest > 0 && !fig->refused_full_replay) {
+                /* judge.md rev 4, Checkpoints, Restart: full replay of a
+                 * trimmed journal is refused (it would forget leases) */
+                dls_judge_del(k.j);
+                k.j = NULL;
+                k.s.checkpoint_dir = NULL;
+                dls_judge_callbacks cb = {.reclaim = soak_reclaim};
+                dls_judge *bad = NULL;
+                assert_int_equal(dls_judge_new(&bad, &k.s, &cb, &k, NULL), DLS_ERR_JOURNAL);
+                assert_null(bad);
+                k.s.checkpoint_dir = k.ckdir;
+                soak_new(&k, &k.j, &k.s);
+                fig->refused_full_replay = 1;
+                fig->restarts++;
+            }
+            size_before = dir_bytes(k.jpath);
+        } else {
+            uint64_t s1 = dir_bytes(k.jpath);
+            fig->journal_written += s1 > s0 ? s1 - s0 : 0;
+            if (s1 > s0 && s1 - s0 > fig->b_step)
+                fig->b_step = s1 - s0;
+            if (s1 > fig->journal_max)
+                fig->journal_max = s1;
+            if (steady && s1 > fig->steady_max)
+                fig->steady_max = s1;
+        }
+        fig->steps++;
+    }
+    (void)size_before;
+    uint64_t top = dls_judge_highest_lease(k.j);
+    soak_pass(&k); /* the last step may have ended with a restart */
+    soak_learn(&k, top);
+    soak_check(&k);
+    /* no early reclaim: every reclaim answered a release */
+    assert_int_equal(k.silence, 0);
+    /* the bound (docs/checkpoints.md, Retention): the segment holding the
+     * trim point (S) + the journal since the oldest kept checkpoint and
+     * until the next trim — keep intervals of `every` steps and one step
+     * more (a checkpoint postponed by a restart) of at most b_step bytes
+     * each — + the first pass's burst of grants until a trim passes it + S
+     * for segment headers and medium.id / medium.bounds */
+    fig->steady_bound = 2 * seg_bytes + (keep * every + 1) * fig->b_step;
+    fig->bound = fig->steady_bound + fig->b_first;
+    fprintf(stderr,
+            "soak: renewals %llu, steps %llu, restarts %llu, checkpoints %llu, trims %llu, "
+            "journal bytes max %llu (bound %llu = 2*%llu + %llu + (%zu*%llu+1)*%llu), journal "
+            "bytes written %llu\n",
+            (unsigned long long)fig->renewals, (unsigned long long)fig->steps,
+            (unsigned long long)fig->restarts, (unsigned long long)fig->checkpoints,
+            (unsigned long long)fig->trims, (unsigned long long)fig->journal_max,
+            (unsigned long long)fig->bound, (unsigned long long)seg_bytes,
+            (unsigned long long)fig->b_first, keep,
+            (unsigned long long)every, (unsigned long long)fig->b_step,
+            (unsigned long long)fig->journal_written);
+    fprintf(stderr, "soak: after the first pass's segments were trimmed: journal bytes max %llu "
+                    "(bound %llu)\n",
+            (unsigned long long)fig->steady_max, (unsigned long long)fig->steady_bound);
+    assert_true(fig->journal_max <= fig->bound);
+    assert_true(steady);
+    assert_true(fig->steady_max <= fig->steady_bound);
+    /* every checkpoint was followed by a trim, restarted or not (the trim
+     * reads the commits on the journal) */
+    assert_int_equal(fig->trims, fig->checkpoints);
+    /* bounded, not merely small: the run wrote well past the steady bound */
+    assert_true(fig->journal_written > 2 * fig->steady_bound);
+    uint64_t start = 0, upto = 0;
+    soak_audit(&k, &start, &upto);
+    fprintf(stderr, "soak: audit clean from checkpoint %llu (journal before position %llu not "
+                    "audited)\n",
+            (unsigned long long)start, (unsigned long long)upto);
+    soak_fini(&k);
+}
+
+/* judge.md rev 4, Checkpoints, Audit (issue 17 item 4): the trimmed
+ * journal is audited from the oldest kept checkpoint whose commit it still
+ * holds; the history before it is not audited (never a failure), and what
+ * follows is clean. */
+static void soak_audit(soak *k, uint64_t *start, uint64_t *not_audited_to)
+{
+    dls_medium *jr, *mr[2];
+    assert_int_equal(dls_medium_open(&jr, k->jpath, DLS_OPEN_READ, NULL, NULL), 0);
+    dls_audit_medium am[2];
+    for (size_t i = 0; i < 2; i++) {
+        char path[400];
+        snprintf(path, sizeof path, "%s/facts-%zu", k->dir, i);
+        assert_int_equal(dls_medium_open(&mr[i], path, DLS_OPEN_READ, NULL, NULL), 0);
+        am[i] = (dls_audit_medium){mr[i], i ? "holder-1" : "holder-0"};
+    }
+    dls_keyring *kr;
+    assert_int_equal(dls_keyring_new(&kr), 0);
+    assert_int_equal(dls_keyring_add(kr, (const uint8_t *)"arbiter", 7, DLS_KEY_ED25519,
+                                     dls_secret_public(k->grantor)),
+                     0);
+    dls_audit_settings set;
+    dls_audit_settings_default(&set);
+    set.checkpoints = k->ckdir;
+    set.keep_renewal_points = false;
+    dls_audit *a = NULL;
+    dls_where w = {0};
+    int rc = dls_audit_run(&a, &set, jr, "arbiter", kr, am, 2, &w);
+    if (rc)
+        fprintf(stderr, "audit: %s (%s)\n", dls_strerror(rc), w.reason ? w.reason : "");
+    assert_int_equal(rc, 0);
+    const dls_audit_summary *s = dls_audit_summary_of(a);
+    for (size_t i = 0; i < s->n_failure_details; i++)
+        fprintf(stderr, "audit failure: %s\n", s->failure_details[i]);
+    if (s->incomplete)
+        fprintf(stderr, "audit incomplete at %llu: %s\n",
+                (unsigned long long)s->incomplete_position, s->incomplete);
+    assert_int_equal(dls_audit_exit_status(a), 0);
+    assert_int_equal(s->unjustified_lapse + s->due_mismatch + s->double_grant + s->journal, 0);
+    assert_int_equal(s->journal_missing_to, 0);
+    assert_true(s->journal_first > 0);          /* trimmed */
+    assert_true(s->start_checkpoint > 0);       /* so it started at a checkpoint */
+    assert_true(s->not_audited_to > 0);
+    assert_true(s->passes > 0);
+    *start = s->start_checkpoint;
+    *not_audited_to = s->not_audited_to;
+    dls_audit_del(a);
+    dls_keyring_del(kr);
+    dls_medium_del(mr[0]);
+    dls_medium_del(mr[1]);
+    dls_medium_del(jr);
+}
+
+static uint64_t env_u64(const char *name, uint64_t dflt)
+{
+    const char *v = getenv(name);
+    return v && *v ? strtoull(v, NULL, 10) : dflt;
+}
+
+/* Issue 17 item 3, the soak: renewals through a judge with checkpoints
+ * every few passes and small journal segments — the journal's disk stays
+ * under the stated bound, restarts at random (seeded) points lose nothing
+ * (every acknowledged renewal counted, no silence reclaim, the ledger equal
+ * to an uninterrupted reference judge's after every pass). The suite runs
+ * 50 leases × 300 steps (15,000 renewals); scripts/soak_checkpoint.sh
+ * runs 10^6 (DLS_SOAK_LEASES, DLS_SOAK_STEPS, DLS_SOAK_EVERY,
+ * DLS_SOAK_SEGMENT, DLS_SOAK_RESTART_IN, DLS_SOAK_SEED). */
+static void test_soak_retention(void **state)
+{
+    (void)state;
+    soak_figures fig;
+    soak_run(env_u64("DLS_SOAK_LEASES", 50), env_u64("DLS_SOAK_STEPS", 300),
+             env_u64("DLS_SOAK_EVERY", 4), env_u64("DLS_SOAK_SEGMENT", 4096),
+             env_u64("DLS_SOAK_RESTART_IN", 8), env_u64("DLS_SOAK_SEED", 20261201), &fig);
+    assert_true(fig.restarts > 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1579,9 +2544,19 @@ int main(void)
         cmocka_unit_test(test_kill_while_checkpointing),
         cmocka_unit_test(test_cli_checkpoint_every),
         cmocka_unit_test(test_audit_checks_checkpoints),
+        cmocka_unit_test(test_trim_segments_front_is_gap),
+        cmocka_unit_test(test_judge_trims_segmented_journal),
+        cmocka_unit_test(test_restart_segmented_media_evicted),
+        cmocka_unit_test(test_cli_trims_segmented_journal),
+        cmocka_unit_test(test_prune_keeps_committed_only),
+        cmocka_unit_test(test_soak_retention),
     };
     if (getenv("DLS_CKPT_ONLY_KILL")) { /* scripts/kill_checkpoint.sh */
         const struct CMUnitTest only[] = {cmocka_unit_test(test_kill_while_checkpointing)};
+        return cmocka_run_group_tests(only, NULL, NULL);
+    }
+    if (getenv("DLS_CKPT_ONLY_SOAK")) { /* scripts/soak_checkpoint.sh */
+        const struct CMUnitTest only[] = {cmocka_unit_test(test_soak_retention)};
         return cmocka_run_group_tests(only, NULL, NULL);
     }
     return cmocka_run_group_tests(tests, NULL, NULL);

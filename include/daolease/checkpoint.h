@@ -58,6 +58,48 @@ DLS_EXPORT int dls_judge_checkpoint(dls_judge *j, const char *dir,
 DLS_EXPORT int dls_checkpoint_prune(const char *dir, size_t keep, size_t *deleted,
                                     uint64_t *oldest_kept, dls_where *w);
 
+/* Retention by commits (judge.md rev 4, Checkpoints, Retention: "the
+ * oldest committed checkpoint it keeps"): like dls_checkpoint_prune, but
+ * counts only checkpoints a restart can use — a file in `dir` (NULL: the
+ * journal's path + ".ckpt") whose header names j's journal and its own
+ * pass and whose grantor-signed commit record is on the journal after its
+ * journal_next. Keeps the newest `keep` (at least 2) of those and deletes
+ * every other checkpoint file (older committed ones, and files no restart
+ * can use: one left uncommitted by a crash between its rename and its
+ * commit) and any `.tmp` leftover; with no committed checkpoint found it
+ * deletes only the leftovers. Digests are not recomputed (restart does).
+ * Cost: the checkpoints' headers and one walk of the journal from the
+ * least journal_next among them (on a plain-file journal the walk starts
+ * at the file's start: the format has no index). Call it between passes.
+ * *deleted (optional) counts the files removed. Errors: DLS_ERR_CONFIG
+ * (keep < 2), DLS_ERR_IO (w->sys_errno), DLS_ERR_NOMEM, the usual handle
+ * errors. */
+DLS_EXPORT int dls_judge_prune_checkpoints(dls_judge *j, const char *dir, size_t keep,
+                                           size_t *deleted, dls_where *w);
+
+/* The journal's retention (judge.md rev 4, Checkpoints, Retention;
+ * docs/checkpoints.md, Retention): deletes the whole segments of j's
+ * journal — a segmented medium created without a bound — that lie before
+ * every committed checkpoint in `dir` (NULL: the journal's path +
+ * ".ckpt"), so the journal stays bounded while a restart from any of them
+ * still finds the journal from its journal_next on. The position is the
+ * least `journal_next` among the checkpoints in `dir` whose header names
+ * this journal and its own pass and whose grantor-signed commit record is
+ * on the journal after it (one walk of the journal from the least
+ * journal_next); with none, nothing is trimmed (answers 0, *before 0).
+ * Call it between passes, after dls_judge_checkpoint and
+ * dls_judge_prune_checkpoints (keep at least 2). A judge whose journal was
+ * trimmed restarts only from a checkpoint: full replay is refused (the
+ * journal is not retained from position 0). *before (optional) receives
+ * the position trimmed before (0: none), *oldest (optional) the journal's
+ * oldest retained position after the call. Errors: DLS_ERR_RETENTION (the
+ * journal is not segmented: a file journal retains everything), the
+ * errors of dls_medium_trim (DLS_ERR_IO, DLS_ERR_LOCKED: not fatal, the
+ * judge carries on with more on disk), DLS_ERR_NOMEM, the usual handle
+ * errors. */
+DLS_EXPORT int dls_judge_trim_journal(dls_judge *j, const char *dir, uint64_t *before,
+                                      uint64_t *oldest, dls_where *w);
+
 /* ---- reading one record (the fuzz target, dump, audit) -------------------- */
 
 typedef enum dls_ckpt_kind {

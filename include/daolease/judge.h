@@ -98,7 +98,9 @@ typedef struct dls_judge_medium {
  *                            key is refused); its name is the grantor's party
  *                            name. Borrowed for the judge's lifetime.
  *   journal           NULL   required: the grantor's stream, opened for
- *                            append, retaining everything, sync data or
+ *                            append, retaining everything (or a segmented
+ *                            medium without a bound, trimmed only by
+ *                            dls_judge_trim_journal), sync data or
  *                            group. Borrowed for the judge's lifetime. An
  *                            empty journal starts a new ledger; a journal
  *                            with records is replayed (restart).
@@ -286,7 +288,8 @@ typedef struct dls_judge dls_judge;
  *   DLS_ERR_KEYKIND         the grantor's key is a MAC key
  *   DLS_ERR_NO_JOURNAL      no journal
  *   DLS_ERR_STATE           the journal is not opened for append
- *   DLS_ERR_RETENTION       a journal that does not retain everything, or a
+ *   DLS_ERR_RETENTION       a journal that drops records on its own
+ *                           (dls_medium_evicts), or a
  *                           medium neither retaining everything nor evict-oldest
  *   DLS_ERR_JOURNAL_SYNC    a journal opened with sync `none`
  *   DLS_ERR_JOURNAL_LOCKED  another judge holds the journal's lock (or, for

@@ -84,6 +84,18 @@ typedef struct dls_medium_ops {
 
     /* Frees the backend object; never called with NULL. Required. */
     void (*del)(void *impl);
+
+    /* Deletes whole stored units (segments) that hold only positions
+     * before `before`, oldest first, never the newest, so that readers see
+     * eviction at the front (gap), never a hole; *oldest receives the
+     * oldest retained position after the call (dls_medium_trim). Optional:
+     * when NULL, dls_medium_trim answers DLS_ERR_RETENTION. */
+    int (*trim)(void *impl, uint64_t before, uint64_t *oldest, dls_where *w);
+
+    /* Whether the medium drops records on its own (a declared bound).
+     * Optional: when NULL, dls_medium_evicts answers whether the declared
+     * retention is anything but DLS_RETAIN_ALL. */
+    bool (*evicts)(const void *impl);
 } dls_medium_ops;
 
 /* What a backend declares when it is wrapped. Copied by dls_medium_wrap

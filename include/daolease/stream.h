@@ -198,6 +198,16 @@ DLS_EXPORT const uint8_t *dls_medium_id(const dls_medium *m);
  * DLS_RETAIN_EVICT_OLDEST for segmented and ring media. */
 DLS_EXPORT dls_retention dls_medium_retention(const dls_medium *m);
 DLS_EXPORT dls_medium_kind dls_medium_kind_of(const dls_medium *m);
+/* Whether the medium drops records on its own: false for one that retains
+ * everything and for a segmented medium declared without a bound
+ * (retain_segments = retain_bytes = 0, opened for append), whose records go
+ * only when its owner trims them (dls_medium_trim); true for every other
+ * evict-oldest medium (a bounded segmented medium, a ring, a Redis stream
+ * with MAXLEN, a JetStream stream with limits) and for a segmented medium
+ * opened for reading (its bounds are the writer's business). A judge
+ * accepts a journal only when this is false (docs/checkpoints.md,
+ * Retention). */
+DLS_EXPORT bool dls_medium_evicts(const dls_medium *m);
 DLS_EXPORT dls_sync dls_medium_sync(const dls_medium *m);
 DLS_EXPORT dls_open_mode dls_medium_mode(const dls_medium *m);
 /* The path or URL the medium was opened from, for messages. */
@@ -231,6 +241,23 @@ DLS_EXPORT int dls_medium_append_batch(dls_medium *m, const uint8_t *const *recs
 /* Appends the seal; later appends answer DLS_ERR_SEALED (also this call,
  * when the medium is sealed already). */
 DLS_EXPORT int dls_medium_seal(dls_medium *m, dls_where *w);
+
+/* Retention by the owner (docs/streams.md, Trimming): deletes the whole
+ * segments of a segmented medium opened for append that hold only
+ * positions before `before` (a segment is deleted when the next one's base
+ * is at most `before`), oldest first and never the newest, under the
+ * writer lock, syncing the directory after each deletion so that a crash
+ * never leaves a hole. Readers see it as eviction at the front: a cursor
+ * standing before the oldest retained segment answers gap (a segment
+ * missing between two retained ones stays corruption). *oldest (optional)
+ * receives the oldest retained position after the call. Positions are
+ * unchanged; records at or after `before` are never touched. Errors:
+ * DLS_ERR_RETENTION for a kind that cannot be trimmed (a plain file, a
+ * ring, Redis, JetStream: w->reason says so), DLS_ERR_STATE for a medium
+ * opened for reading, DLS_ERR_LOCKED, DLS_ERR_IO (w->sys_errno; segments
+ * deleted before the failure stay deleted), DLS_ERR_NOMEM. */
+DLS_EXPORT int dls_medium_trim(dls_medium *m, uint64_t before, uint64_t *oldest,
+                               dls_where *w);
 
 /* ---- cursors ------------------------------------------------------------ */
 
