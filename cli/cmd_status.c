@@ -206,11 +206,19 @@ static int on_mark(status *s, const dls_mark_view *v)
     return 0;
 }
 
-static int read_journal(status *s, jv_reader *jr)
+/* Reads the journal to its end (blocked, or sealed). DLS_ERR_NOMEM, or 1
+ * with *at and *why when the journal cannot be read on: a transport error
+ * (a hole, stream-format.md rev 4: corruption) or a gap met after the start
+ * (records evicted or trimmed under the reader) — never taken for the end,
+ * which would show a picture missing what those records did. */
+static int read_journal(status *s, jv_reader *jr, uint64_t *at, const char **why)
 {
     jv_record r;
     int more;
-    while ((more = jv_next(jr, &r)) == 1) {
+    for (;;) {
+        *at = dls_cursor_position(jr->c);
+        if ((more = jv_next(jr, &r)) != 1)
+            break;
         int rc = 0;
         if (r.kind == JV_MARK)
             rc = on_mark(s, &r.mark);
@@ -225,6 +233,18 @@ static int read_journal(status *s, jv_reader *jr)
         }
         if (rc)
             return DLS_ERR_NOMEM;
+    }
+    if (more == 0 && dls_cursor_position(jr->c) != *at) {
+        *why = "a gap: records were evicted or trimmed while status read them";
+        return 1;
+    }
+    if (more < 0) {
+        dls_record rec;
+        dls_where w = {0};
+        if (dls_cursor_next(jr->c, &rec, &w) == DLS_NEXT_END)
+            return 0; /* sealed */
+        *why = w.reason ? w.reason : "transport-error";
+        return 1;
     }
     return 0;
 }
@@ -668,8 +688,16 @@ int dls_cmd_status(int argc, char **argv)
                       "known", journal, s.journal_first - 1);
         goto out;
     }
-    if (read_journal(&s, &jr)) {
+    uint64_t at = 0;
+    const char *why = NULL;
+    int jrc = read_journal(&s, &jr, &at, &why);
+    if (jrc == DLS_ERR_NOMEM) {
         dls_cli_error("status", "%s: out of memory", journal);
+        goto out;
+    }
+    if (jrc) {
+        dls_cli_error("status", "%s: cannot be read at position %" PRIu64 " (%s): the live "
+                      "leases cannot be known", journal, at, why);
         goto out;
     }
     for (size_t i = 0; i < s.nmedia; i++)

@@ -646,6 +646,73 @@ static void test_status_from_checkpoint(void **state)
     sh("rm -rf %s", c.dir);
 }
 
+/* The segments of dir/name, ascending bases into base[] (at most cap). */
+static size_t ck_segments(const ck_site *c, const char *name, uint64_t *base, size_t cap)
+{
+    char d[160];
+    snprintf(d, sizeof d, "%s/%s", c->dir, name);
+    size_t n = 0;
+    DIR *dir = opendir(d);
+    assert_non_null(dir);
+    struct dirent *e;
+    while ((e = readdir(dir)) != NULL)
+        if (strlen(e->d_name) == 24 && !strcmp(e->d_name + 20, ".seg") && n < cap)
+            base[n++] = strtoull(e->d_name, NULL, 10);
+    closedir(dir);
+    for (size_t i = 0; i < n; i++)
+        for (size_t k = i + 1; k < n; k++)
+            if (base[k] < base[i]) {
+                uint64_t t = base[i];
+                base[i] = base[k];
+                base[k] = t;
+            }
+    return n;
+}
+
+/* stream-format.md rev 4 (a segment missing between the oldest and the
+ * newest is a hole: corruption, never retention); issue 17 item 4 (status
+ * reads a trimmed journal); docs/cli.md (status exits 1 when a file cannot
+ * be read): a journal with a hole in its middle is not shown as if it ended
+ * there — status names the journal and the position and exits 1, whether it
+ * reads the whole journal or starts at a checkpoint before the hole. */
+static void test_status_refuses_a_journal_hole(void **state)
+{
+    (void)state;
+    ck_site c;
+    ck_site_run(&c);
+    uint64_t base[512];
+    size_t n = ck_segments(&c, "journal.seg", base, 512);
+    assert_true(n >= 4);
+    /* a hole after the oldest checkpoint's journal_next */
+    size_t k = 1;
+    while (k + 2 < n && base[k] <= c.ck[0].journal_next)
+        k++;
+    assert_true(base[k] > c.ck[0].journal_next && k + 1 < n);
+    char p[256];
+    snprintf(p, sizeof p, "%s/journal.seg/%020" PRIu64 ".seg", c.dir, base[k]);
+    assert_int_equal(unlink(p), 0);
+    json_t *ls = NULL, *sum = NULL;
+    /* the whole journal */
+    assert_int_equal(ck_status(&c, "--journal journal.seg --media agent.seg "
+                                   "--checkpoints no-such-folder", &ls, &sum), 1);
+    assert_null(sum);
+    assert_int_equal(sh("grep -q 'journal.seg' %s/st.err && grep -q 'position %" PRIu64 "' "
+                        "%s/st.err", c.dir, base[k], c.dir), 0);
+    json_decref(ls);
+    /* from the oldest checkpoint: the others deleted */
+    for (size_t i = 1; i < c.nck; i++) {
+        snprintf(p, sizeof p, "%s/journal.dls.ckpt/%020" PRIu64 ".dls", c.dir, c.ck[i].pass);
+        assert_int_equal(unlink(p), 0);
+    }
+    ls = sum = NULL;
+    assert_int_equal(ck_status(&c, "--journal journal.seg --media agent.seg "
+                                   "--checkpoints journal.dls.ckpt", &ls, &sum), 1);
+    assert_null(sum);
+    assert_int_equal(sh("grep -q 'position %" PRIu64 "' %s/st.err", base[k], c.dir), 0);
+    json_decref(ls);
+    sh("rm -rf %s", c.dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -655,6 +722,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_usage_errors_are_one_line, setup, teardown),
         cmocka_unit_test_setup_teardown(test_demo_counts_and_finished_items, setup, teardown),
         cmocka_unit_test(test_status_from_checkpoint),
+        cmocka_unit_test(test_status_refuses_a_journal_hole),
     };
     return cmocka_run_group_tests_name("ops", tests, NULL, NULL);
 }
