@@ -616,8 +616,12 @@ static int grantor_verifier(const dls_judge *j, dls_resolver **out)
 }
 
 /* Marks the files whose commit record is on the journal at or after their
- * journal_next: one walk from the least journal_next to the end. */
-static int find_commits(const dls_judge *j, ck_file *f, size_t n)
+ * journal_next: one walk from the least journal_next to the end. A walk
+ * that cannot reach the end (a hole, corruption, an I/O error) answers
+ * DLS_ERR_JOURNAL with w filled: the files whose commits lie beyond are
+ * unknown, and taking them for uncommitted would delete the newest
+ * checkpoints, which a restart may need most. */
+static int find_commits(const dls_judge *j, ck_file *f, size_t n, dls_where *w)
 {
     uint64_t from = UINT64_MAX;
     for (size_t i = 0; i < n; i++)
@@ -649,6 +653,22 @@ static int find_commits(const dls_judge *j, ck_file *f, size_t n)
         }
         case DLS_NEXT_GAP:
             break; /* trimmed meanwhile: what follows still counts */
+        case DLS_NEXT_ERROR: {
+            uint64_t at = dls_cursor_position(c);
+            dls_where cw = {0};
+            dls_cursor_next(c, &rec, &cw); /* again, for the reason */
+            if (w) {
+                memset(w, 0, sizeof *w);
+                w->offset = at;
+                w->sys_errno = cw.sys_errno;
+                w->reason = "the journal cannot be read to its end (a hole, corruption or an "
+                            "I/O error at this position): which checkpoints are committed is "
+                            "unknown, nothing is deleted";
+            }
+            rc = DLS_ERR_JOURNAL;
+            more = false;
+            break;
+        }
         default:
             more = false;
         }
@@ -658,7 +678,8 @@ static int find_commits(const dls_judge *j, ck_file *f, size_t n)
     return rc;
 }
 
-static int scan_folder(const dls_judge *j, const char *dir, ck_file **out, size_t *count);
+static int scan_folder(const dls_judge *j, const char *dir, ck_file **out, size_t *count,
+                       dls_where *w);
 
 /* judge.md rev 4, Checkpoints, Retention ("the oldest committed checkpoint
  * it keeps"): keep the newest `keep` checkpoints whose commit record is on
@@ -689,7 +710,7 @@ int dls_judge_prune_checkpoints(dls_judge *j, const char *dir, size_t keep, size
     }
     ck_file *f = NULL;
     size_t n = 0;
-    rc = scan_folder(j, dir, &f, &n);
+    rc = scan_folder(j, dir, &f, &n, w);
     size_t dl = strlen(dir);
     char *file = malloc(dl + 40);
     if (!rc && !file)
@@ -726,7 +747,8 @@ int dls_judge_prune_checkpoints(dls_judge *j, const char *dir, size_t keep, size
 
 /* The checkpoint files of dir with their headers and commits (newest
  * first); *out malloc'd. */
-static int scan_folder(const dls_judge *j, const char *dir, ck_file **out, size_t *count)
+static int scan_folder(const dls_judge *j, const char *dir, ck_file **out, size_t *count,
+                       dls_where *w)
 {
     *out = NULL;
     *count = 0;
@@ -743,7 +765,7 @@ static int scan_folder(const dls_judge *j, const char *dir, ck_file **out, size_
         rc = header_next(j, file, f[i].pass, &f[i].next, &f[i].ok);
     }
     if (!rc)
-        rc = find_commits(j, f, list.n);
+        rc = find_commits(j, f, list.n, w);
     free(file);
     if (rc) {
         free(f);
@@ -790,7 +812,7 @@ int dls_judge_trim_journal(dls_judge *j, const char *dir, uint64_t *before, uint
     }
     ck_file *f;
     size_t n;
-    rc = scan_folder(j, dir, &f, &n);
+    rc = scan_folder(j, dir, &f, &n, w);
     free(path);
     if (rc)
         return rc;

@@ -2527,6 +2527,64 @@ static void test_soak_retention(void **state)
     assert_true(fig.restarts > 0);
 }
 
+/* judge.md rev 4, Checkpoints, Retention ("the oldest committed checkpoint
+ * it keeps") and Restart; stream-format.md rev 4 (a segment missing between
+ * the oldest and the newest is a hole: corruption); issue 17 item 3: a
+ * prune (or trim) that cannot read the journal to its end does not know
+ * which checkpoints are committed, so it deletes nothing — in particular
+ * not the newest checkpoint, whose commit lies past the unreadable part and
+ * which is then the only one a restart can replay from. */
+static void test_prune_stops_at_unreadable_journal(void **state)
+{
+    (void)state;
+    harness h;
+    dls_judge_checkpoint_info a, b, c;
+    h_init_segmented(&h, 2, NHOLD, 2048);
+    h_open(&h);
+    rng = 0x4011;
+    h_tick(&h, 1000 * MS);
+    h_pass(&h);
+    for (int i = 0; i < 6; i++)
+        step(&h);
+    checkpoint(&h, &a);
+    for (int i = 0; i < 6; i++)
+        step(&h);
+    checkpoint(&h, &b);
+    for (int i = 0; i < 20; i++)
+        step(&h);
+    checkpoint(&h, &c);
+    /* a hole: a whole segment after b's commit record and before c's
+     * journal_next */
+    uint64_t bases[512];
+    size_t n = seg_bases(h.journal_path, bases, 512);
+    size_t k = 1;
+    while (k + 1 < n && bases[k] <= b.journal_next + 1)
+        k++;
+    assert_true(k + 1 < n && bases[k] > b.journal_next + 1 && bases[k + 1] <= c.journal_next);
+    char p[512];
+    snprintf(p, sizeof p, "%s/%020llu.seg", h.journal_path, (unsigned long long)bases[k]);
+    assert_int_equal(unlink(p), 0);
+    size_t deleted = 0;
+    dls_where w = {0};
+    assert_int_not_equal(dls_judge_prune_checkpoints(h.j, h.ckpt_dir, 2, &deleted, &w), 0);
+    assert_non_null(w.reason);
+    assert_int_equal(deleted, 0);
+    uint64_t before = 1;
+    assert_int_not_equal(dls_judge_trim_journal(h.j, h.ckpt_dir, &before, NULL, NULL), 0);
+    assert_int_equal(before, 0);
+    dls_judge_checkpoint_info all[3] = {a, b, c};
+    for (int i = 0; i < 3; i++) {
+        ckpt_path(&h, all[i].pass, p, sizeof p);
+        assert_int_equal(access(p, F_OK), 0);
+    }
+    /* the newest still restarts the judge (the hole lies before it) */
+    uint64_t highest = dls_judge_highest_lease(h.j), last = dls_judge_last_pass(h.j);
+    h_restart_seg(&h, true);
+    assert_int_equal(dls_judge_highest_lease(h.j), highest);
+    assert_int_equal(dls_judge_last_pass(h.j), last);
+    h_fini(&h);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -2550,6 +2608,7 @@ int main(void)
         cmocka_unit_test(test_cli_trims_segmented_journal),
         cmocka_unit_test(test_prune_keeps_committed_only),
         cmocka_unit_test(test_soak_retention),
+        cmocka_unit_test(test_prune_stops_at_unreadable_journal),
     };
     if (getenv("DLS_CKPT_ONLY_KILL")) { /* scripts/kill_checkpoint.sh */
         const struct CMUnitTest only[] = {cmocka_unit_test(test_kill_while_checkpointing)};

@@ -72,8 +72,9 @@ DLS_EXPORT int dls_checkpoint_prune(const char *dir, size_t keep, size_t *delete
  * least journal_next among them (on a plain-file journal the walk starts
  * at the file's start: the format has no index). Call it between passes.
  * *deleted (optional) counts the files removed. Errors: DLS_ERR_CONFIG
- * (keep < 2), DLS_ERR_IO (w->sys_errno), DLS_ERR_NOMEM, the usual handle
- * errors. */
+ * (keep < 2), DLS_ERR_JOURNAL (the journal cannot be read to its end: a
+ * hole, corruption, an I/O error at w->offset — nothing is deleted),
+ * DLS_ERR_IO (w->sys_errno), DLS_ERR_NOMEM, the usual handle errors. */
 DLS_EXPORT int dls_judge_prune_checkpoints(dls_judge *j, const char *dir, size_t keep,
                                            size_t *deleted, dls_where *w);
 
@@ -93,7 +94,9 @@ DLS_EXPORT int dls_judge_prune_checkpoints(dls_judge *j, const char *dir, size_t
  * journal is not retained from position 0). *before (optional) receives
  * the position trimmed before (0: none), *oldest (optional) the journal's
  * oldest retained position after the call. Errors: DLS_ERR_RETENTION (the
- * journal is not segmented: a file journal retains everything), the
+ * journal is not segmented: a file journal retains everything),
+ * DLS_ERR_JOURNAL (the journal cannot be read to its end to find the
+ * commits: nothing is trimmed, w->offset), the
  * errors of dls_medium_trim (DLS_ERR_IO, DLS_ERR_LOCKED: not fatal, the
  * judge carries on with more on disk), DLS_ERR_NOMEM, the usual handle
  * errors. */
