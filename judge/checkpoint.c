@@ -784,8 +784,8 @@ static int scan_folder(const dls_judge *j, const char *dir, ck_file **out, size_
  * checkpoints in `dir` (their commit records are on the journal after it:
  * every one a restart could load), so whichever of them a restart loads —
  * the newest, or an older one when the newest is unusable — the journal
- * holds what follows it. No committed checkpoint there: nothing is
- * trimmed. */
+ * holds what follows it. Fewer than two committed checkpoints there:
+ * nothing is trimmed, so a restart always has one to fall back on. */
 int dls_judge_trim_journal(dls_judge *j, const char *dir, uint64_t *before, uint64_t *oldest,
                            dls_where *w)
 {
@@ -817,12 +817,17 @@ int dls_judge_trim_journal(dls_judge *j, const char *dir, uint64_t *before, uint
     if (rc)
         return rc;
     uint64_t pos = UINT64_MAX;
-    for (size_t i = 0; i < n; i++)
+    size_t committed = 0;
+    for (size_t i = 0; i < n; i++) {
+        committed += f[i].committed;
         if (f[i].committed && f[i].next < pos)
             pos = f[i].next;
+    }
     free(f);
-    if (pos == UINT64_MAX)
-        return 0; /* no checkpoint a restart could use: keep everything */
+    /* Fewer than two committed checkpoints: trimming would leave a restart
+     * one checkpoint and no fallback (the owner keeps at least two). */
+    if (committed < 2)
+        return 0;
     if (before)
         *before = pos;
     return dls_medium_trim(j->journal, pos, oldest, w);

@@ -1830,6 +1830,10 @@ static void test_judge_trims_segmented_journal(void **state)
         if (rc)
             fprintf(stderr, "trim: %s (%s)\n", dls_strerror(rc), w.reason ? w.reason : "");
         assert_int_equal(rc, 0);
+        if (kept < 2) { /* one checkpoint and no fallback: nothing trimmed */
+            assert_int_equal(before, 0);
+            continue;
+        }
         assert_int_equal(before, least);
         assert_true(oldest <= least); /* the segment holding it stays */
         uint64_t bases[256];
@@ -2438,9 +2442,10 @@ static void soak_run(uint64_t leases, uint64_t steps, uint64_t every, uint64_t s
     assert_true(fig->journal_max <= fig->bound);
     assert_true(steady);
     assert_true(fig->steady_max <= fig->steady_bound);
-    /* every checkpoint was followed by a trim, restarted or not (the trim
-     * reads the commits on the journal) */
-    assert_int_equal(fig->trims, fig->checkpoints);
+    /* every checkpoint but the first (a trim waits for two committed, so a
+     * restart has a fallback) was followed by a trim, restarted or not (the
+     * trim reads the commits on the journal) */
+    assert_int_equal(fig->trims + 1, fig->checkpoints);
     /* bounded, not merely small: the run wrote well past the steady bound */
     assert_true(fig->journal_written > 2 * fig->steady_bound);
     uint64_t start = 0, upto = 0;

@@ -87,7 +87,8 @@ DLS_EXPORT int dls_judge_prune_checkpoints(dls_judge *j, const char *dir, size_t
  * least `journal_next` among the checkpoints in `dir` whose header names
  * this journal and its own pass and whose grantor-signed commit record is
  * on the journal after it (one walk of the journal from the least
- * journal_next); with none, nothing is trimmed (answers 0, *before 0).
+ * journal_next); with fewer than two such checkpoints nothing is trimmed
+ * (answers 0, *before 0), so a restart keeps a checkpoint to fall back on.
  * Call it between passes, after dls_judge_checkpoint and
  * dls_judge_prune_checkpoints (keep at least 2). A judge whose journal was
  * trimmed restarts only from a checkpoint: full replay is refused (the
