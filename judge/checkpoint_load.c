@@ -274,11 +274,20 @@ static int load_author(dls_judge *j, const dls_ckpt_rec *r)
 typedef struct load_ctx {
     dls_judge *j;
     uint64_t *starts;
+    uint64_t left; /* records the commit record counts, not yet loaded */
 } load_ctx;
+
+#define LOAD_TOO_MANY 1 /* the file holds more records than its commit counts */
 
 static int load_record(void *user, const dls_ckpt_rec *r)
 {
     load_ctx *x = user;
+    /* A file longer than its commit record says is not that checkpoint:
+     * stop before loading more than the committed count, so a planted or
+     * grown file costs no more memory than the real one would. */
+    if (x->left == 0)
+        return LOAD_TOO_MANY;
+    x->left--;
     switch (r->kind) {
     case DLS_CKPT_HEADER:
         return load_header(x->j, r, x->starts);
@@ -296,12 +305,13 @@ static int load_record(void *user, const dls_ckpt_rec *r)
 
 /* Loads checkpoint n of dir in one read, hashing as it goes, through the
  * one checkpoint reader (checkpoint_read.c, shared with the audit and
- * `daolease status`); the caller compares the digest and count with the
- * commit record's and resets the ledger when they differ. */
-static int load_file(dls_judge *j, const char *dir, uint64_t n, uint64_t *starts,
-                     uint8_t *digest, uint64_t *records)
+ * `daolease status`), at most `committed` records (the commit record's
+ * count); the caller compares the digest and count with the commit
+ * record's and resets the ledger when they differ. */
+static int load_file(dls_judge *j, const char *dir, uint64_t n, uint64_t committed,
+                     uint64_t *starts, uint8_t *digest, uint64_t *records)
 {
-    load_ctx x = {j, starts};
+    load_ctx x = {j, starts, committed};
     int rc = dls_checkpoint_read(dir, n, load_record, &x, digest, records, NULL);
     if (!rc)
         rc = index_props(j);
@@ -376,7 +386,7 @@ int jc_restart(dls_judge *j, const dls_judge_settings *s, uint64_t *starts, dls_
         if (found < 0)
             rc = found;
         if (found > 0) {
-            int lr = load_file(j, s->checkpoint_dir, n, starts, got, &nrec);
+            int lr = load_file(j, s->checkpoint_dir, n, wrec, starts, got, &nrec);
             if (lr == DLS_ERR_NOMEM)
                 rc = lr;
             if (!lr && nrec == wrec && sodium_memcmp(got, want, sizeof got) == 0) {

@@ -987,6 +987,42 @@ static void test_restart_ignores_digest_mismatch(void **state)
     h_fini(&h);
 }
 
+/* judge.md rev 4, Checkpoints: a checkpoint whose records differ from its
+ * commit record's count does not exist. A file grown past its committed
+ * count (its records, then 5,000 more copies of its last one) is skipped for
+ * the older checkpoint; restart stops loading it at the committed count
+ * (judge/checkpoint_load.c), so a grown or planted file costs no more
+ * memory than the real one (bad input: never an unbounded allocation). */
+static void test_restart_ignores_grown_checkpoint(void **state)
+{
+    (void)state;
+    harness h;
+    dls_judge_checkpoint_info a, b;
+    two_checkpoints(&h, &a, &b);
+    char path[512];
+    ckpt_path(&h, b.pass, path, sizeof path);
+    size_t n;
+    uint8_t *pl = payloads(path, &n);
+    assert_int_equal(unlink(path), 0);
+    dls_medium *m;
+    assert_int_equal(dls_medium_create(&m, DLS_MEDIUM_FILE, path, NULL, NULL), 0);
+    size_t off = 0, last = 0;
+    uint32_t l = 0;
+    while (off < n) {
+        memcpy(&l, pl + off, 4);
+        assert_int_equal(dls_medium_append(m, pl + off + 4, l, NULL, NULL), 0);
+        last = off;
+        off += 4 + l;
+    }
+    memcpy(&l, pl + last, 4);
+    for (int k = 0; k < 5000; k++)
+        assert_int_equal(dls_medium_append(m, pl + last + 4, l, NULL, NULL), 0);
+    dls_medium_del(m);
+    free(pl);
+    expect_restart_from(&h, a.journal_next);
+    h_fini(&h);
+}
+
 /* judge.md rev 4, Checkpoints, Restart + Retention: the journal's records
  * before the checkpoint's journal_next are gone (segments deleted): restart
  * from the checkpoint works; with no usable checkpoint the judge refuses to
@@ -2602,6 +2638,7 @@ int main(void)
         cmocka_unit_test(test_restart_falls_back_on_torn_newest),
         cmocka_unit_test(test_restart_ignores_uncommitted),
         cmocka_unit_test(test_restart_ignores_digest_mismatch),
+        cmocka_unit_test(test_restart_ignores_grown_checkpoint),
         cmocka_unit_test(test_restart_refuses_without_history),
         cmocka_unit_test(test_restart_media_evicted_before_checkpoint),
         cmocka_unit_test(test_kill_while_checkpointing),
