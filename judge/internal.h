@@ -270,6 +270,21 @@ typedef struct jl_freed {
     uint32_t subject;
 } jl_freed;
 
+/* Step 2's run of single-fact records (apply.c, ja_run_add): read in a row
+ * from one medium, each attributed and decoded as it is read and its lease
+ * lookup's slot prefetched, then looked up, the leases prefetched, and
+ * applied in order. */
+#define JA_RUN 16
+#define JA_RUN_RECORD 512   /* a longer record is applied alone */
+
+typedef struct ja_item {
+    dls_bytes author;       /* borrows from the run's copy of the record */
+    dls_fact f;
+    uint32_t h;             /* the lease id's hash (a renewal or release) */
+    uint32_t idx;
+    bool ok;                /* attributed and decoded */
+} ja_item;
+
 /* ---- the judge -------------------------------------------------------------- */
 
 struct dls_judge {
@@ -358,6 +373,13 @@ struct dls_judge {
     bool restarted;
     bool mark_owed;         /* owed only because of an append */
     bool mark_done;
+
+    /* step 2's run (apply.c): JA_RUN records of up to JA_RUN_RECORD bytes */
+    uint8_t *run_buf;
+    ja_item *run;
+    size_t nrun;
+    uint16_t run_medium;
+    uint64_t run_now;
 
     /* journal batch */
     jvec jbuf;              /* bytes of sealed envelopes */
@@ -499,6 +521,17 @@ size_t jl_memory(const dls_judge *j);
  * proposals are recorded as unanswered (j->props + j->prop_index). */
 int ja_apply(dls_judge *j, uint16_t mi, const uint8_t *rec, size_t n, uint64_t now,
              bool replay);
+/* The live pass's way into ja_apply for a run of records from one medium:
+ * a record of one fact (facts_in: ja_facts of it) and up to JA_RUN_RECORD
+ * bytes is copied, attributed and decoded now and applied by the next
+ * ja_run_flush (at the latest when the run is full); any other record
+ * flushes the run, then is applied. The caller flushes before anything
+ * that must follow the records in order (a gap, the end of the medium's
+ * drain). Answers as ja_apply. */
+int ja_run_add(dls_judge *j, uint16_t mi, const uint8_t *rec, size_t n, uint64_t now,
+               size_t facts_in);
+int ja_run_flush(dls_judge *j);
+void ja_run_free(dls_judge *j);
 /* The facts a record counts for in the drain budget: a batch's count, else
  * one (judge.md rev 4, step 2). */
 size_t ja_facts(const uint8_t *rec, size_t n);

@@ -127,7 +127,7 @@ static int hold(dls_judge *j, jm_medium *m, const dls_record *rec)
  * budget waits (held) unless it is the first record of the pass; once the
  * budget is used up the judge looks one record ahead, and a medium blocked
  * right then counts as drained. Issue 13 item 6. */
-static int drain_medium(dls_judge *j, uint16_t mi)
+static int drain_records(dls_judge *j, uint16_t mi)
 {
     jm_medium *m = &j->media[mi];
     dls_judge_pass_result *r = j->res;
@@ -158,11 +158,13 @@ static int drain_medium(dls_judge *j, uint16_t mi)
             r->drained++;
             r->facts += k;
             j->moved = true;
-            if ((rc = ja_apply(j, mi, rec.p, rec.n, j->now, false)) != 0)
+            if ((rc = ja_run_add(j, mi, rec.p, rec.n, j->now, k)) != 0)
                 return rc;
             break;
         }
         case DLS_NEXT_GAP:
+            if ((rc = ja_run_flush(j)) != 0) /* the records before the gap first */
+                return rc;
             r->gaps++;
             j->moved = true;
             if ((rc = push_gap(j, m, rec.gap_from, rec.position)) != 0)
@@ -181,6 +183,16 @@ static int drain_medium(dls_judge *j, uint16_t mi)
         }
     }
     return 0;
+}
+
+/* Records are applied in runs (ja_run_add): the run is flushed before a
+ * gap and before the medium's drain ends, so every record counts in read
+ * order and within its medium's drain. */
+static int drain_medium(dls_judge *j, uint16_t mi)
+{
+    int rc = drain_records(j, mi);
+    int frc = ja_run_flush(j);
+    return rc ? rc : frc;
 }
 
 /* The medium's next unread position: a held record's, else the cursor's. */

@@ -186,6 +186,7 @@ void jl_ledger_free(dls_judge *j)
     jheap_free(&j->waitheap);
     jheap_free(&j->delays);
     jo_free(j);
+    ja_run_free(j);
 }
 
 uint32_t jl_lease_find(const dls_judge *j, uint64_t id)
