@@ -325,12 +325,12 @@ int ja_run_add(dls_judge *j, uint16_t mi, const uint8_t *rec, size_t n, uint64_t
         int rc = ja_run_flush(j);
         return rc ? rc : ja_apply(j, mi, rec, n, now, false);
     }
-    if (!j->run) { /* made once; without it, records are applied one by one */
+    if (!j->run) { /* made once, by the first pass that reads a record */
         j->run = malloc(JA_RUN * sizeof *j->run);
         j->run_buf = malloc((size_t)JA_RUN * JA_RUN_RECORD);
         if (!j->run || !j->run_buf) {
             ja_run_free(j);
-            return ja_apply(j, mi, rec, n, now, false);
+            return DLS_ERR_NOMEM;
         }
     }
     uint8_t *copy = j->run_buf + j->nrun * JA_RUN_RECORD;
