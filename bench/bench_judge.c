@@ -29,6 +29,10 @@
  * ignored or replayed fact; each lease's last counted seq is the last one
  * appended), or the program fails with exit status 1.
  *
+ * Environment: DLS_BENCH_KINDS (some kinds, by name), DLS_BENCH_REPEAT
+ * (each kind's passes that many times), DLS_BENCH_PERF_CTL (a perf
+ * --control fifo enabled around the largest size's timed passes only).
+ *
  * Renewals are signed and appended before the clock starts: only the pass
  * is timed. The journal is a medium that keeps nothing (the benchmark is not
  * about the disk). Benchmarks may read the clock; the library never does.
