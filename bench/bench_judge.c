@@ -29,6 +29,10 @@
  * ignored or replayed fact; each lease's last counted seq is the last one
  * appended), or the program fails with exit status 1.
  *
+ * Environment: DLS_BENCH_KINDS (some kinds, by name), DLS_BENCH_REPEAT
+ * (each kind's passes that many times), DLS_BENCH_PERF_CTL (a perf
+ * --control fifo enabled around the largest size's timed passes only).
+ *
  * Renewals are signed and appended before the clock starts: only the pass
  * is timed. The journal is a medium that keeps nothing (the benchmark is not
  * about the disk). Benchmarks may read the clock; the library never does.
@@ -451,13 +455,18 @@ static void check_pass(const dls_judge_pass_result *r, size_t records, size_t fa
     }
 }
 
+static bool g_largest; /* the largest size is running */
+static void perf_ctl(bool largest, const char *what);
+
 static double timed_pass(bench *b, size_t records, size_t facts)
 {
     tick(b);
     dls_judge_pass_result r;
+    perf_ctl(g_largest, "enable");
     double t0 = now_s();
     check(dls_judge_pass(b->j, &r), "pass");
     double t = now_s() - t0;
+    perf_ctl(g_largest, "disable");
     check_pass(&r, records, facts);
     return t;
 }
@@ -482,6 +491,33 @@ enum { K_MAC, K_ED, K_ED_BATCH, NKINDS };
 static const char *const kind_name[NKINDS] = {"mac", "ed25519", "ed25519_batch64"};
 static const int kind_passes[NKINDS] = {PASSES, 3, PASSES};
 
+/* DLS_BENCH_KINDS: the kinds to run, by name, comma-separated (default
+ * all). DLS_BENCH_PERF_CTL: a `perf record --control fifo:` path, told to
+ * enable recording around the largest size's timed passes only. */
+static bool kind_wanted(int kind)
+{
+    const char *k = getenv("DLS_BENCH_KINDS");
+    if (!k)
+        return true;
+    size_t n = strlen(kind_name[kind]);
+    for (const char *p = k; (p = strstr(p, kind_name[kind])) != NULL; p += n)
+        if ((p == k || p[-1] == ',') && (p[n] == ',' || p[n] == 0))
+            return true;
+    return false;
+}
+
+static void perf_ctl(bool largest, const char *what)
+{
+    const char *path = getenv("DLS_BENCH_PERF_CTL");
+    if (!path || !largest)
+        return;
+    FILE *f = fopen(path, "w");
+    if (f) {
+        fprintf(f, "%s\n", what);
+        fclose(f);
+    }
+}
+
 int main(int argc, char **argv)
 {
     if (sodium_init() < 0)
@@ -499,6 +535,10 @@ int main(int argc, char **argv)
     raw_set raw_mac, raw_batch; /* allocated before the first RSS reading */
     raw_set_init(&raw_mac, RENEWALS, 512);
     raw_set_init(&raw_batch, RENEWALS / BATCH + 1, DLS_BATCH_MESSAGE_MAX);
+    /* DLS_BENCH_REPEAT: each kind runs that many times its passes */
+    int repeat = getenv("DLS_BENCH_REPEAT") ? atoi(getenv("DLS_BENCH_REPEAT")) : 1;
+    if (repeat < 1)
+        repeat = 1;
     bool ends = getenv("DLS_BENCH_ENDS") != NULL; /* only 10^3 and the largest */
     for (size_t n = 1000; n <= max; n *= 10) {
         if (ends && n != 1000 && n * 10 <= max)
@@ -518,11 +558,15 @@ int main(int argc, char **argv)
         if (!expect || !hcursor)
             return 1;
         uint64_t cursor[2] = {0, 0}, seq = 0;
+        g_largest = n == max;
         for (int kind = 0; kind < NKINDS; kind++) {
+            if (!kind_wanted(kind))
+                continue;
             raw_set *raw = kind == K_ED_BATCH ? &raw_batch : &raw_mac;
             double total = 0, raw_total = 0;
             size_t raw_count = 0;
-            for (int p = 0; p < kind_passes[kind]; p++) {
+            int passes = kind_passes[kind] * repeat;
+            for (int p = 0; p < passes; p++) {
                 if (kind == K_ED_BATCH) {
                     size_t recs = renewals_batch(&b, n, hcursor, &seq, expect, raw);
                     total += timed_pass(&b, recs, RENEWALS);
@@ -538,7 +582,7 @@ int main(int argc, char **argv)
                 }
             }
             check_counted(&b, n, expect);
-            double ms = total / kind_passes[kind] * 1e3;
+            double ms = total / passes * 1e3;
             if (n == 1000)
                 base_ms[kind] = ms;
             snprintf(m, sizeof m, "pass_ms_%zu_%s", n, kind_name[kind]);

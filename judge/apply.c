@@ -233,11 +233,20 @@ static bool decode(dls_judge *j, dls_bytes fact, dls_fact *f)
 }
 
 /* Facts of a batch are applied in runs of RUN: all of a run are decoded and
- * their lease lookups' hash slots prefetched before the first is applied,
- * so the cache misses of a large ledger overlap (issue 13 item 4; measured
- * in docs/judge.md, Ledger lookups). Step 2 adds and removes no lease, so a
- * lookup made before the run's earlier facts are applied answers the same. */
+ * their lease lookups' hash slots prefetched, then all looked up and their
+ * leases prefetched, before the first is applied, so the cache misses of a
+ * large ledger overlap (issue 13 item 4; measured in docs/bench.md). Step 2
+ * adds and removes no lease, so a lookup made before the run's earlier
+ * facts are applied answers the same. */
 #define RUN 16
+
+static inline uint32_t find_prefetch(const dls_judge *j, const dls_fact *f, uint32_t h)
+{
+    uint32_t idx = jl_lease_find_h(j, f->lease, h);
+    if (idx != JNIL)
+        __builtin_prefetch(jl_lease_at(j, idx));
+    return idx;
+}
 
 int ja_apply(dls_judge *j, uint16_t mi, const uint8_t *rec, size_t n, uint64_t now,
              bool replay)
@@ -255,7 +264,7 @@ int ja_apply(dls_judge *j, uint16_t mi, const uint8_t *rec, size_t n, uint64_t n
     if (a.kind == DLS_REC_BATCH)
         r->batches++;
     dls_fact f[RUN];
-    uint32_t h[RUN];
+    uint32_t h[RUN], idx[RUN];
     bool ok[RUN];
     dls_bytes fact;
     for (;;) {
@@ -268,17 +277,95 @@ int ja_apply(dls_judge *j, uint16_t mi, const uint8_t *rec, size_t n, uint64_t n
             }
             k++;
         }
+        for (size_t i = 0; i < k; i++)
+            idx[i] = ok[i] && names_lease(&f[i]) ? find_prefetch(j, &f[i], h[i]) : JNIL;
         for (size_t i = 0; i < k; i++) {
             if (!ok[i])
                 continue;
-            uint32_t idx = names_lease(&f[i]) ? jl_lease_find_h(j, f[i].lease, h[i]) : JNIL;
-            int rc = apply_decoded(j, mi, a.author, &f[i], idx, now, replay);
+            int rc = apply_decoded(j, mi, a.author, &f[i], idx[i], now, replay);
             if (rc)
                 return rc;
         }
         if (k < RUN)
             return 0;
     }
+}
+
+/* ---- the live pass's runs of records ------------------------------------------ */
+
+int ja_run_flush(dls_judge *j)
+{
+    size_t k = j->nrun;
+    j->nrun = 0;
+    ja_item *run = j->run;
+    for (size_t i = 0; i < k; i++)
+        run[i].idx = run[i].ok && names_lease(&run[i].f) ? find_prefetch(j, &run[i].f, run[i].h)
+                                                          : JNIL;
+    for (size_t i = 0; i < k; i++) {
+        if (!run[i].ok)
+            continue;
+        int rc = apply_decoded(j, j->run_medium, run[i].author, &run[i].f, run[i].idx,
+                               j->run_now, false);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+int ja_run_add(dls_judge *j, uint16_t mi, const uint8_t *rec, size_t n, uint64_t now,
+               size_t facts_in)
+{
+    if (j->nrun && (mi != j->run_medium || now != j->run_now)) {
+        int rc = ja_run_flush(j);
+        if (rc)
+            return rc;
+    }
+    dls_attribution a;
+    if (n > JA_RUN_RECORD || facts_in > 1) {
+        int rc = ja_run_flush(j);
+        return rc ? rc : ja_apply(j, mi, rec, n, now, false);
+    }
+    if (!j->run) { /* made once, by the first pass that reads a record */
+        j->run = malloc(JA_RUN * sizeof *j->run);
+        j->run_buf = malloc((size_t)JA_RUN * JA_RUN_RECORD);
+        if (!j->run || !j->run_buf) {
+            ja_run_free(j);
+            return DLS_ERR_NOMEM;
+        }
+    }
+    uint8_t *copy = j->run_buf + j->nrun * JA_RUN_RECORD;
+    memcpy(copy, rec, n);
+    ja_item *it = &j->run[j->nrun];
+    dls_facts facts;
+    dls_bytes fact;
+    dls_resolver_attribute_facts(j->media[mi].r, copy, n, &a, &facts);
+    it->ok = false;
+    if (!a.attributed) {
+        j->res->forged++;
+    } else if (dls_facts_next(&facts, &fact, NULL)) { /* the one fact */
+        if (a.kind == DLS_REC_BATCH)
+            j->res->batches++; /* a batch of one */
+        it->author = a.author;
+        it->ok = decode(j, fact, &it->f);
+        if (it->ok && names_lease(&it->f)) {
+            it->h = jl_lease_hash(j, it->f.lease);
+            jl_lease_prefetch(j, it->h);
+        }
+    }
+    j->run_medium = mi;
+    j->run_now = now;
+    if (++j->nrun == JA_RUN)
+        return ja_run_flush(j);
+    return 0;
+}
+
+void ja_run_free(dls_judge *j)
+{
+    free(j->run);
+    free(j->run_buf);
+    j->run = NULL;
+    j->run_buf = NULL;
+    j->nrun = 0;
 }
 
 size_t ja_facts(const uint8_t *rec, size_t n)

@@ -130,7 +130,7 @@ static int write_leases(dls_judge *j, ck_out *o)
         dls_pk_cstr(&b, "dao.ckpt/lease");
         dls_pk_uint(&b, l->id);
         dls_pk_cstr(&b, "dao.ckpt/subject");
-        dls_pk_bin(&b, s->bytes, s->len);
+        dls_pk_bin(&b, jl_subject_bytes(s), s->len);
         dls_pk_cstr(&b, "dao.ckpt/holder");
         dls_pk_str(&b, h->name, h->len);
         dls_pk_cstr(&b, "dao.ckpt/mode");
@@ -143,8 +143,8 @@ static int write_leases(dls_judge *j, ck_out *o)
         dls_pk_cstr(&b, "dao.ckpt/duration");
         pk_dur(&b, l->duration_ns);
         dls_pk_cstr(&b, "dao.ckpt/max");
-        if (l->max_ns)
-            pk_dur(&b, l->max_ns);
+        if (l->flags & JL_CAPPED)
+            pk_dur(&b, jl_max_ns(j, l));
         else
             msgpack_pack_nil(&b.pk);
         dls_pk_cstr(&b, "dao.ckpt/start");
@@ -179,7 +179,7 @@ static int by_bytes(const void *a, const void *b)
     const jl_subject *x = jl_subject_at(g_sort_j, *(const uint32_t *)a);
     const jl_subject *y = jl_subject_at(g_sort_j, *(const uint32_t *)b);
     size_t n = x->len < y->len ? x->len : y->len;
-    int c = memcmp(x->bytes, y->bytes, n);
+    int c = memcmp(jl_subject_bytes(x), jl_subject_bytes(y), n);
     return c ? c : (x->len > y->len) - (x->len < y->len);
 }
 
@@ -187,7 +187,7 @@ static int subjects_where(dls_judge *j, jvec *v, bool delayed)
 {
     for (uint32_t i = 0; i < j->subjects.next; i++) {
         const jl_subject *s = jl_subject_at(j, i);
-        if (!(s->flags & JS_USED) || (delayed ? !(s->flags & JS_DELAYED) : !s->nwaiters))
+        if (!(s->flags & JS_USED) || (delayed ? !(s->flags & JS_DELAYED) : !jl_subx_peek(j, s)->nwaiters))
             continue;
         if (jvec_push(v, sizeof(uint32_t), &i))
             return DLS_ERR_NOMEM;
@@ -226,14 +226,14 @@ static int write_waiters_delays(dls_judge *j, ck_out *o)
     int rc = subjects_where(j, &v, false);
     for (size_t k = 0; k < v.n && !rc; k++) {
         const jl_subject *s = jl_subject_at(j, JVEC_AT(v, uint32_t, k));
-        for (const jl_waiter *w = s->whead; w && !rc; w = w->next)
+        for (const jl_waiter *w = jl_subx_peek(j, s)->whead; w && !rc; w = w->next)
             rc = jvec_push(&ranks, sizeof(uint64_t), &w->p.arrival);
     }
     if (!rc && ranks.n > 1)
         qsort(ranks.p, ranks.n, sizeof(uint64_t), by_u64);
     for (size_t k = 0; k < v.n && !rc; k++) {
         const jl_subject *s = jl_subject_at(j, JVEC_AT(v, uint32_t, k));
-        for (const jl_waiter *w = s->whead; w && !rc; w = w->next) {
+        for (const jl_waiter *w = jl_subx_peek(j, s)->whead; w && !rc; w = w->next) {
             const jl_party *h = jl_party_at(j, w->p.holder);
             dls_pk b;
             dls_pk_init(&b, o->buf, DLS_RECORD_MAX);
@@ -241,7 +241,7 @@ static int write_waiters_delays(dls_judge *j, ck_out *o)
             dls_pk_cstr(&b, "dao.ckpt/waiter");
             dls_pk_raw(&b, w->p.proposal, w->p.plen);
             dls_pk_cstr(&b, "dao.ckpt/subject");
-            dls_pk_bin(&b, s->bytes, s->len);
+            dls_pk_bin(&b, jl_subject_bytes(s), s->len);
             dls_pk_cstr(&b, "dao.ckpt/holder");
             dls_pk_str(&b, h->name, h->len);
             dls_pk_cstr(&b, "dao.ckpt/medium");
@@ -276,9 +276,9 @@ static int write_waiters_delays(dls_judge *j, ck_out *o)
         dls_pk_init(&b, o->buf, DLS_RECORD_MAX);
         msgpack_pack_map(&b.pk, 2);
         dls_pk_cstr(&b, "dao.ckpt/delay");
-        dls_pk_bin(&b, s->bytes, s->len);
+        dls_pk_bin(&b, jl_subject_bytes(s), s->len);
         dls_pk_cstr(&b, "dao.ckpt/until");
-        dls_pk_uint(&b, dls_add_sat(s->delay_start, j->lock_delay));
+        dls_pk_uint(&b, dls_add_sat(jl_subx_peek(j, s)->delay_start, j->lock_delay));
         rc = ck_emit(o, &b);
     }
     jvec_free(&v);

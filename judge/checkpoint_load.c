@@ -249,13 +249,16 @@ static int load_delay(dls_judge *j, const dls_ckpt_rec *r)
     int rc = jl_subject_get(j, r->subject.p, r->subject.n, &s);
     if (rc)
         return rc;
+    jl_subx *x = jl_subx_get(j, s);
+    if (!x)
+        return DLS_ERR_NOMEM;
     jl_subject *sub = jl_subject_at(j, s);
-    sub->delay_start = r->until >= j->lock_delay ? r->until - j->lock_delay : 0;
-    sub->delay_lease = j->highest ? j->highest : 1;
+    x->delay_start = r->until >= j->lock_delay ? r->until - j->lock_delay : 0;
+    x->delay_lease = j->highest ? j->highest : 1;
     if (sub->first_lease != JNIL)
         return 0; /* the subject is held: the delay starts when it frees */
     sub->flags |= JS_DELAYED;
-    if (sub->delay_pos == JNIL && jheap_push(&j->delays, dls_add_sat(r->until, 1), s))
+    if (x->delay_pos == JNIL && jheap_push(&j->delays, dls_add_sat(r->until, 1), s))
         return DLS_ERR_NOMEM;
     return 0;
 }

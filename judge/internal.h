@@ -64,15 +64,18 @@ enum jl_lease_flags {
     JL_ENDED = 1u << 5,     /* the owner ended it (policy) */
     JL_SHARED = 1u << 6,
     JL_PARKED = 1u << 7,    /* parked on its failing medium */
-    JL_RECOVERED = 1u << 8  /* rebuilt by replay, not yet seen by a pass */
+    JL_RECOVERED = 1u << 8, /* rebuilt by replay, not yet seen by a pass */
+    JL_CAPPED = 1u << 9     /* a tenure cap: max_ns in j->capped */
 };
 
+/* A live lease: 80 bytes (docs/judge.md, Sizing). The tenure cap, which
+ * most leases lack, lives in a side table (jl_max_ns). */
 typedef struct jl_lease {
-    uint32_t flags;
+    uint16_t flags;
+    uint16_t medium;        /* assembly index or JL_NO_MEDIUM */
     uint32_t subject;       /* subject pool index */
     uint64_t id;
     uint64_t duration_ns;
-    uint64_t max_ns;        /* 0: no cap */
     uint64_t tenure_start;
     uint64_t last_obs;      /* last relevant observation */
     uint64_t resumed;       /* resumed reading (evidence unknown) */
@@ -82,9 +85,7 @@ typedef struct jl_lease {
     uint32_t subj_prev;
     uint32_t heap_pos;      /* JNIL when not in the deadline heap */
     uint32_t epoch;         /* the medium's gap epoch when evidence was last known */
-    uint16_t medium;        /* assembly index or JL_NO_MEDIUM */
     uint8_t cause;          /* the pending cause */
-    uint8_t pad;
 } jl_lease;
 
 enum jl_subject_flags {
@@ -96,25 +97,50 @@ enum jl_subject_flags {
 
 typedef struct jl_waiter jl_waiter;
 
+#define JL_SUBJECT_INLINE 16 /* subjects up to this many bytes live in the entry */
+
+/* A subject: 36 bytes (docs/judge.md, Sizing). Its bytes are inline up to
+ * JL_SUBJECT_INLINE, else `b` holds a pointer to a malloc'd copy (read it
+ * with jl_subject_bytes). A lock-delay and waiters, which few subjects
+ * have at a time, live in a side record (jl_subx) numbered `x`. The
+ * subject index keeps no hash: it is recomputed when needed. */
 typedef struct jl_subject {
-    uint32_t flags;
-    uint32_t hash;
-    uint8_t *bytes;
-    uint64_t delay_start;   /* the reclaim's now that started the lock-delay */
-    uint64_t delay_lease;   /* the lease whose reclaim started it */
-    jl_waiter *whead, *wtail;
+    uint16_t flags;
+    uint16_t len;
     uint32_t first_lease;   /* JNIL when none */
     uint32_t n_excl;        /* live (incl. pending) exclusive leases */
     uint32_t n_shared;
+    uint32_t x;             /* jl_subx pool index, JNIL when none */
+    uint8_t b[JL_SUBJECT_INLINE];
+} jl_subject;
+
+/* A subject's lock-delay and waiters (side record, jl_subx_get). */
+typedef struct jl_subx {
+    uint64_t delay_start;   /* the reclaim's now that started the lock-delay */
+    uint64_t delay_lease;   /* the lease whose reclaim started it */
+    jl_waiter *whead, *wtail;
     uint32_t nwaiters;
     uint32_t delay_pos;     /* position in the delay heap, JNIL */
-    uint16_t len;
-} jl_subject;
+} jl_subx;
+
+static inline const uint8_t *jl_subject_bytes(const jl_subject *s)
+{
+    if (s->len <= JL_SUBJECT_INLINE)
+        return s->b;
+    const uint8_t *p;
+    memcpy(&p, s->b, sizeof p);
+    return p;
+}
 
 typedef struct jl_pseq {
     uint16_t medium;
     uint64_t seq;
 } jl_pseq;
+
+typedef struct jl_capped {
+    uint64_t id;
+    uint64_t max_ns;
+} jl_capped;
 
 /* A party (holder / proposal author): its name and, per medium, the last
  * counted proposal seq (vocabulary.md: state bounded by authors). */
@@ -159,12 +185,14 @@ struct jl_waiter {
     jl_prop p;              /* p.subject unused (the subject's bytes) */
 };
 
+/* Freed items are chained through their last 4 bytes (the rest zero), so
+ * an item's flags must not be there and items are at least 8 bytes. */
 typedef struct jpool {
     uint8_t **chunks;
     uint32_t nchunks;
     uint32_t item;          /* item size */
     uint32_t next;          /* never-used index */
-    jvec free;              /* uint32_t stack of freed indices */
+    uint32_t free;          /* first freed index, JNIL when none */
     uint32_t used;
 } jpool;
 
@@ -242,6 +270,21 @@ typedef struct jl_freed {
     uint32_t subject;
 } jl_freed;
 
+/* Step 2's run of single-fact records (apply.c, ja_run_add): read in a row
+ * from one medium, each attributed and decoded as it is read and its lease
+ * lookup's slot prefetched, then looked up, the leases prefetched, and
+ * applied in order. */
+#define JA_RUN 16
+#define JA_RUN_RECORD 512   /* a longer record is applied alone */
+
+typedef struct ja_item {
+    dls_bytes author;       /* borrows from the run's copy of the record */
+    dls_fact f;
+    uint32_t h;             /* the lease id's hash (a renewal or release) */
+    uint32_t idx;
+    bool ok;                /* attributed and decoded */
+} ja_item;
+
 /* ---- the judge -------------------------------------------------------------- */
 
 struct dls_judge {
@@ -293,8 +336,12 @@ struct dls_judge {
 
     /* the ledger */
     jpool leases, subjects;
+    jpool subx;             /* jl_subx: subjects' lock-delays and waiters */
+    jvec capped;            /* jl_capped: the leases with a tenure cap */
+    jtab capped_index;      /* lease id -> capped index */
     jvec parties;           /* jl_party */
-    jtab by_id, by_subject, by_party;
+    jtab by_id, by_party;
+    jset by_subject;
     jheap deadlines;        /* lease refs: lower bounds of deadlines */
     jheap waitheap;         /* waiter refs: refusal readings */
     jheap delays;           /* subject refs: lock-delay ends */
@@ -326,6 +373,13 @@ struct dls_judge {
     bool restarted;
     bool mark_owed;         /* owed only because of an append */
     bool mark_done;
+
+    /* step 2's run (apply.c): JA_RUN records of up to JA_RUN_RECORD bytes */
+    uint8_t *run_buf;
+    ja_item *run;
+    size_t nrun;
+    uint16_t run_medium;
+    uint64_t run_now;
 
     /* journal batch */
     jvec jbuf;              /* bytes of sealed envelopes */
@@ -382,6 +436,18 @@ static inline jl_party *jl_party_at(const dls_judge *j, uint32_t i)
 {
     return &JVEC_AT(j->parties, jl_party, i);
 }
+
+/* A subject's side record, or one that reads as none (no waiters, no
+ * lock-delay) when it has none. */
+static inline const jl_subx *jl_subx_peek(const dls_judge *j, const jl_subject *s)
+{
+    static const jl_subx none = {0, 0, NULL, NULL, 0, JNIL};
+    return s->x == JNIL ? &none : (const jl_subx *)jpool_at(&j->subx, s->x);
+}
+/* A subject's side record, made when it has none; NULL: DLS_ERR_NOMEM. */
+jl_subx *jl_subx_get(dls_judge *j, uint32_t s);
+/* The lease's tenure cap (0: none). */
+uint64_t jl_max_ns(const dls_judge *j, const jl_lease *l);
 
 uint32_t jl_hash(const dls_judge *j, const void *p, size_t n);
 int jl_ledger_init(dls_judge *j);
@@ -455,6 +521,17 @@ size_t jl_memory(const dls_judge *j);
  * proposals are recorded as unanswered (j->props + j->prop_index). */
 int ja_apply(dls_judge *j, uint16_t mi, const uint8_t *rec, size_t n, uint64_t now,
              bool replay);
+/* The live pass's way into ja_apply for a run of records from one medium:
+ * a record of one fact (facts_in: ja_facts of it) and up to JA_RUN_RECORD
+ * bytes is copied, attributed and decoded now and applied by the next
+ * ja_run_flush (at the latest when the run is full); any other record
+ * flushes the run, then is applied. The caller flushes before anything
+ * that must follow the records in order (a gap, the end of the medium's
+ * drain). Answers as ja_apply. */
+int ja_run_add(dls_judge *j, uint16_t mi, const uint8_t *rec, size_t n, uint64_t now,
+               size_t facts_in);
+int ja_run_flush(dls_judge *j);
+void ja_run_free(dls_judge *j);
 /* The facts a record counts for in the drain budget: a batch's count, else
  * one (judge.md rev 4, step 2). */
 size_t ja_facts(const uint8_t *rec, size_t n);

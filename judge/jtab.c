@@ -1,4 +1,4 @@
-/* Compact hash index (see jtab.h). */
+/* Compact hash indexes (see jtab.h). */
 #include "judge/jtab.h"
 
 #include <stdlib.h>
@@ -11,6 +11,34 @@ static inline uint64_t make_slot(uint32_t h, uint32_t ref)
 {
     return ((uint64_t)h << 32) | (uint64_t)(ref + 1u);
 }
+static inline uint32_t step(uint32_t i, uint32_t cap) { return i + 1 == cap ? 0 : i + 1; }
+
+/* The capacity after cap: 16, then alternately ×1.5 and ×4/3 (2^k → 1.5 ·
+ * 2^k → 2^(k+1)); 0 when it would not fit. */
+static uint32_t next_cap(uint32_t cap)
+{
+    if (cap == 0)
+        return 16;
+    uint64_t n = (cap & (cap - 1)) == 0 ? (uint64_t)cap + cap / 2 : (uint64_t)cap / 3 * 4;
+    return n > UINT32_MAX ? 0 : (uint32_t)n;
+}
+
+/* Must the table grow before one more entry (load at most 0.7)? */
+static bool full(uint32_t count, uint32_t cap)
+{
+    return (uint64_t)(count + 1) * 10 > (uint64_t)cap * 7;
+}
+
+/* Is `ideal` cyclically outside (hole, j]? Then the entry at j may move
+ * back into the hole. */
+static bool may_move(uint32_t ideal, uint32_t hole, uint32_t j)
+{
+    if (hole <= j)
+        return ideal <= hole || ideal > j;
+    return ideal <= hole && ideal > j;
+}
+
+/* ---- jtab ------------------------------------------------------------------- */
 
 void jtab_free(jtab *t)
 {
@@ -24,8 +52,7 @@ uint32_t jtab_find(const jtab *t, uint32_t h, jtab_eq_fn eq, const void *ctx,
 {
     if (t->cap == 0)
         return JNIL;
-    uint32_t mask = t->cap - 1;
-    for (uint32_t i = h & mask;; i = (i + 1) & mask) {
+    for (uint32_t i = jtab_home(h, t->cap);; i = step(i, t->cap)) {
         uint64_t s = t->slots[i];
         if (s == 0)
             return JNIL;
@@ -34,25 +61,25 @@ uint32_t jtab_find(const jtab *t, uint32_t h, jtab_eq_fn eq, const void *ctx,
     }
 }
 
-static void place(uint64_t *slots, uint32_t mask, uint64_t s)
+static void place(uint64_t *slots, uint32_t cap, uint64_t s)
 {
-    uint32_t i = slot_hash(s) & mask;
+    uint32_t i = jtab_home(slot_hash(s), cap);
     while (slots[i] != 0)
-        i = (i + 1) & mask;
+        i = step(i, cap);
     slots[i] = s;
 }
 
 static int grow(jtab *t)
 {
-    uint32_t ncap = t->cap ? t->cap * 2 : 16;
-    if (ncap < t->cap)
+    uint32_t ncap = next_cap(t->cap);
+    if (ncap == 0)
         return DLS_ERR_NOMEM;
     uint64_t *ns = calloc(ncap, sizeof *ns);
     if (!ns)
         return DLS_ERR_NOMEM;
     for (uint32_t i = 0; i < t->cap; i++)
         if (t->slots[i])
-            place(ns, ncap - 1, t->slots[i]);
+            place(ns, ncap, t->slots[i]);
     free(t->slots);
     t->slots = ns;
     t->cap = ncap;
@@ -61,41 +88,31 @@ static int grow(jtab *t)
 
 int jtab_insert(jtab *t, uint32_t h, uint32_t ref)
 {
-    if ((uint64_t)(t->count + 1) * 10 > (uint64_t)t->cap * 7) {
+    if (full(t->count, t->cap)) {
         int rc = grow(t);
         if (rc)
             return rc;
     }
-    place(t->slots, t->cap - 1, make_slot(h, ref));
+    place(t->slots, t->cap, make_slot(h, ref));
     t->count++;
     return 0;
-}
-
-/* Is `ideal` cyclically outside (hole, j]? Then the entry at j may move
- * back into the hole. */
-static bool may_move(uint32_t ideal, uint32_t hole, uint32_t j)
-{
-    if (hole <= j)
-        return ideal <= hole || ideal > j;
-    return ideal <= hole && ideal > j;
 }
 
 void jtab_remove(jtab *t, uint32_t h, uint32_t ref)
 {
     if (t->cap == 0)
         return;
-    uint32_t mask = t->cap - 1;
     uint64_t want = make_slot(h, ref);
-    uint32_t i = h & mask;
+    uint32_t i = jtab_home(h, t->cap);
     while (t->slots[i] != want) {
         if (t->slots[i] == 0)
             return;
-        i = (i + 1) & mask;
+        i = step(i, t->cap);
     }
     uint32_t hole = i;
     t->slots[hole] = 0;
-    for (uint32_t j = (hole + 1) & mask; t->slots[j] != 0; j = (j + 1) & mask) {
-        if (may_move(slot_hash(t->slots[j]) & mask, hole, j)) {
+    for (uint32_t j = step(hole, t->cap); t->slots[j] != 0; j = step(j, t->cap)) {
+        if (may_move(jtab_home(slot_hash(t->slots[j]), t->cap), hole, j)) {
             t->slots[hole] = t->slots[j];
             t->slots[j] = 0;
             hole = j;
@@ -105,3 +122,78 @@ void jtab_remove(jtab *t, uint32_t h, uint32_t ref)
 }
 
 size_t jtab_bytes(const jtab *t) { return (size_t)t->cap * sizeof(uint64_t); }
+
+/* ---- jset ------------------------------------------------------------------- */
+
+void jset_free(jset *t)
+{
+    free(t->slots);
+    t->slots = NULL;
+    t->cap = t->count = 0;
+}
+
+uint32_t jset_find(const jset *t, uint32_t h, jtab_eq_fn eq, const void *ctx, const void *key)
+{
+    if (t->cap == 0)
+        return JNIL;
+    for (uint32_t i = jtab_home(h, t->cap);; i = step(i, t->cap)) {
+        uint32_t s = t->slots[i];
+        if (s == 0)
+            return JNIL;
+        if (eq(ctx, s - 1u, key))
+            return s - 1u;
+    }
+}
+
+static void set_place(uint32_t *slots, uint32_t cap, uint32_t h, uint32_t s)
+{
+    uint32_t i = jtab_home(h, cap);
+    while (slots[i] != 0)
+        i = step(i, cap);
+    slots[i] = s;
+}
+
+int jset_insert(jset *t, uint32_t h, uint32_t ref, jset_hash_fn hash, const void *ctx)
+{
+    if (full(t->count, t->cap)) {
+        uint32_t ncap = next_cap(t->cap);
+        if (ncap == 0)
+            return DLS_ERR_NOMEM;
+        uint32_t *ns = calloc(ncap, sizeof *ns);
+        if (!ns)
+            return DLS_ERR_NOMEM;
+        for (uint32_t i = 0; i < t->cap; i++)
+            if (t->slots[i])
+                set_place(ns, ncap, hash(ctx, t->slots[i] - 1u), t->slots[i]);
+        free(t->slots);
+        t->slots = ns;
+        t->cap = ncap;
+    }
+    set_place(t->slots, t->cap, h, ref + 1u);
+    t->count++;
+    return 0;
+}
+
+void jset_remove(jset *t, uint32_t h, uint32_t ref, jset_hash_fn hash, const void *ctx)
+{
+    if (t->cap == 0)
+        return;
+    uint32_t i = jtab_home(h, t->cap);
+    while (t->slots[i] != ref + 1u) {
+        if (t->slots[i] == 0)
+            return;
+        i = step(i, t->cap);
+    }
+    uint32_t hole = i;
+    t->slots[hole] = 0;
+    for (uint32_t j = step(hole, t->cap); t->slots[j] != 0; j = step(j, t->cap)) {
+        if (may_move(jtab_home(hash(ctx, t->slots[j] - 1u), t->cap), hole, j)) {
+            t->slots[hole] = t->slots[j];
+            t->slots[j] = 0;
+            hole = j;
+        }
+    }
+    t->count--;
+}
+
+size_t jset_bytes(const jset *t) { return (size_t)t->cap * sizeof(uint32_t); }

@@ -127,7 +127,7 @@ static int hold(dls_judge *j, jm_medium *m, const dls_record *rec)
  * budget waits (held) unless it is the first record of the pass; once the
  * budget is used up the judge looks one record ahead, and a medium blocked
  * right then counts as drained. Issue 13 item 6. */
-static int drain_medium(dls_judge *j, uint16_t mi)
+static int drain_records(dls_judge *j, uint16_t mi)
 {
     jm_medium *m = &j->media[mi];
     dls_judge_pass_result *r = j->res;
@@ -158,11 +158,13 @@ static int drain_medium(dls_judge *j, uint16_t mi)
             r->drained++;
             r->facts += k;
             j->moved = true;
-            if ((rc = ja_apply(j, mi, rec.p, rec.n, j->now, false)) != 0)
+            if ((rc = ja_run_add(j, mi, rec.p, rec.n, j->now, k)) != 0)
                 return rc;
             break;
         }
         case DLS_NEXT_GAP:
+            if ((rc = ja_run_flush(j)) != 0) /* the records before the gap first */
+                return rc;
             r->gaps++;
             j->moved = true;
             if ((rc = push_gap(j, m, rec.gap_from, rec.position)) != 0)
@@ -181,6 +183,16 @@ static int drain_medium(dls_judge *j, uint16_t mi)
         }
     }
     return 0;
+}
+
+/* Records are applied in runs (ja_run_add): the run is flushed before a
+ * gap and before the medium's drain ends, so every record counts in read
+ * order and within its medium's drain. */
+static int drain_medium(dls_judge *j, uint16_t mi)
+{
+    int rc = drain_records(j, mi);
+    int frc = ja_run_flush(j);
+    return rc ? rc : frc;
 }
 
 /* The medium's next unread position: a held record's, else the cursor's. */
@@ -307,7 +319,7 @@ static int mark_if_owed(dls_judge *j)
 static int call_reclaim(dls_judge *j, jl_lease *l)
 {
     jl_subject *s = jl_subject_at(j, l->subject);
-    dls_bytes subject = {s->bytes, s->len};
+    dls_bytes subject = {jl_subject_bytes(s), s->len};
     bool commit = l->cause == DLS_CAUSE_RELEASE && (l->flags & JL_COMMIT);
     j->in_callback = true;
     int ans = j->cb.reclaim(j->user, subject, l->id, (dls_cause)l->cause, commit);
@@ -348,22 +360,28 @@ static int subject_left(dls_judge *j, uint32_t s, uint64_t lease, dls_cause caus
 {
     jl_subject *sub = jl_subject_at(j, s);
     if (j->lock_delay && (cause == DLS_CAUSE_SILENCE || cause == DLS_CAUSE_CAP)) {
-        sub->delay_start = j->now;
-        sub->delay_lease = lease;
+        jl_subx *x = jl_subx_get(j, s);
+        if (!x)
+            return DLS_ERR_NOMEM;
+        x->delay_start = j->now;
+        x->delay_lease = lease;
     }
     if (sub->first_lease != JNIL)
         return 0;
-    if (sub->delay_lease && !dls_passed(sub->delay_start, j->now, j->lock_delay)) {
+    const jl_subx *px = jl_subx_peek(j, sub);
+    if (px->delay_lease && !dls_passed(px->delay_start, j->now, j->lock_delay)) {
+        jl_subx *x = (jl_subx *)jpool_at(&j->subx, sub->x); /* delay_lease: it has one */
         sub->flags |= JS_DELAYED;
-        uint64_t end = dls_add_sat(dls_add_sat(sub->delay_start, j->lock_delay), 1);
-        if (sub->delay_pos != JNIL)
-            jheap_update(&j->delays, sub->delay_pos, end);
+        uint64_t end = dls_add_sat(dls_add_sat(x->delay_start, j->lock_delay), 1);
+        if (x->delay_pos != JNIL)
+            jheap_update(&j->delays, x->delay_pos, end);
         else if (jheap_push(&j->delays, end, s))
             return DLS_ERR_NOMEM;
         return 0;
     }
-    sub->delay_lease = 0;
-    if (sub->nwaiters && !(sub->flags & JS_FREED)) {
+    if (sub->x != JNIL)
+        ((jl_subx *)jpool_at(&j->subx, sub->x))->delay_lease = 0;
+    if (px->nwaiters && !(sub->flags & JS_FREED)) {
         jl_freed f = {lease, 0, s};
         if (jvec_push(&j->freed, sizeof f, &f))
             return DLS_ERR_NOMEM;
@@ -621,11 +639,11 @@ int dls_judge_lease(dls_judge *j, uint64_t lease, dls_judge_lease_info *info)
     const jl_party *h = jl_party_at(j, l->holder);
     memset(info, 0, sizeof *info);
     info->lease = l->id;
-    info->subject = (dls_bytes){s->bytes, s->len};
+    info->subject = (dls_bytes){jl_subject_bytes(s), s->len};
     info->holder = (dls_bytes){h->name, h->len};
     info->mode = (l->flags & JL_SHARED) ? DLS_MODE_SHARED : DLS_MODE_EXCLUSIVE;
     info->duration_ns = l->duration_ns;
-    info->max_ns = l->max_ns;
+    info->max_ns = jl_max_ns(j, l);
     info->medium = l->medium == JL_NO_MEDIUM ? DLS_JUDGE_NO_MEDIUM : l->medium;
     info->tenure_start = l->tenure_start;
     info->last_observation = l->last_obs;

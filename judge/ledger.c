@@ -21,7 +21,14 @@ int jpool_init(jpool *p, uint32_t item)
 {
     memset(p, 0, sizeof *p);
     p->item = item;
+    p->free = JNIL;
     return 0;
+}
+
+/* The freed-item chain lives in an item's last 4 bytes. */
+static uint32_t *jpool_link(const jpool *p, uint32_t i)
+{
+    return (uint32_t *)((uint8_t *)jpool_at(p, i) + p->item - sizeof(uint32_t));
 }
 
 void jpool_free(jpool *p)
@@ -29,16 +36,16 @@ void jpool_free(jpool *p)
     for (uint32_t i = 0; i < p->nchunks; i++)
         free(p->chunks[i]);
     free(p->chunks);
-    jvec_free(&p->free);
     memset(p, 0, sizeof *p);
+    p->free = JNIL;
 }
 
 int jpool_get(jpool *p, uint32_t *idx)
 {
     uint32_t i;
-    if (p->free.n > 0) {
-        i = JVEC_AT(p->free, uint32_t, p->free.n - 1);
-        p->free.n--;
+    if (p->free != JNIL) {
+        i = p->free;
+        p->free = *jpool_link(p, i);
     } else {
         if (p->next == JNIL)
             return DLS_ERR_NOMEM;
@@ -64,22 +71,13 @@ void jpool_put(jpool *p, uint32_t idx)
 {
     memset(jpool_at(p, idx), 0, p->item);
     p->used--;
-    /* The free stack is reserved for every index handed out (a failed
-     * reservation only loses the slot for reuse). */
-    if (p->free.n < p->free.cap)
-        JVEC_AT(p->free, uint32_t, p->free.n++) = idx;
-}
-
-/* Reserves the free stack so that jpool_put never fails. */
-static int jpool_reserve_free(jpool *p)
-{
-    return jvec_reserve(&p->free, sizeof(uint32_t), (size_t)p->next - p->free.n);
+    *jpool_link(p, idx) = p->free;
+    p->free = idx;
 }
 
 size_t jpool_bytes(const jpool *p)
 {
-    return (size_t)p->nchunks * JPOOL_CHUNK * p->item + p->free.cap * sizeof(uint32_t) +
-           p->nchunks * sizeof(uint8_t *);
+    return (size_t)p->nchunks * JPOOL_CHUNK * p->item + p->nchunks * sizeof(uint8_t *);
 }
 
 /* ---- hashing and the three indexes ------------------------------------------ */
@@ -115,7 +113,13 @@ static bool subject_eq(const void *ctx, uint32_t ref, const void *key)
 {
     const jl_subject *s = jl_subject_at(ctx, ref);
     const jkey *k = key;
-    return s->len == k->n && memcmp(s->bytes, k->p, k->n) == 0;
+    return s->len == k->n && memcmp(jl_subject_bytes(s), k->p, k->n) == 0;
+}
+
+static uint32_t subject_hash(const void *ctx, uint32_t ref)
+{
+    const jl_subject *s = jl_subject_at(ctx, ref);
+    return jl_hash(ctx, jl_subject_bytes(s), s->len);
 }
 
 static bool party_eq(const void *ctx, uint32_t ref, const void *key)
@@ -138,13 +142,15 @@ static void waiter_moved(void *ctx, uint32_t ref, uint32_t pos)
 
 static void delay_moved(void *ctx, uint32_t ref, uint32_t pos)
 {
-    jl_subject_at(ctx, ref)->delay_pos = pos;
+    /* only a subject with a side record is in the delay heap */
+    ((jl_subx *)jpool_at(&((dls_judge *)ctx)->subx, jl_subject_at(ctx, ref)->x))->delay_pos = pos;
 }
 
 int jl_ledger_init(dls_judge *j)
 {
     jpool_init(&j->leases, sizeof(jl_lease));
     jpool_init(&j->subjects, sizeof(jl_subject));
+    jpool_init(&j->subx, sizeof(jl_subx));
     jheap_init(&j->deadlines, lease_moved, j);
     jheap_init(&j->waitheap, waiter_moved, j);
     jheap_init(&j->delays, delay_moved, j);
@@ -155,8 +161,8 @@ void jl_ledger_free(dls_judge *j)
 {
     for (uint32_t i = 0; i < j->subjects.next; i++) {
         jl_subject *s = jl_subject_at(j, i);
-        if (s->flags & JS_USED)
-            free(s->bytes);
+        if ((s->flags & JS_USED) && s->len > JL_SUBJECT_INLINE)
+            free((void *)jl_subject_bytes(s));
     }
     for (size_t i = 0; i < j->waiters.n; i++)
         free(JVEC_AT(j->waiters, jl_waiter *, i));
@@ -170,13 +176,17 @@ void jl_ledger_free(dls_judge *j)
     jvec_free(&j->parties);
     jpool_free(&j->leases);
     jpool_free(&j->subjects);
+    jpool_free(&j->subx);
+    jvec_free(&j->capped);
+    jtab_free(&j->capped_index);
     jtab_free(&j->by_id);
-    jtab_free(&j->by_subject);
+    jset_free(&j->by_subject);
     jtab_free(&j->by_party);
     jheap_free(&j->deadlines);
     jheap_free(&j->waitheap);
     jheap_free(&j->delays);
     jo_free(j);
+    ja_run_free(j);
 }
 
 uint32_t jl_lease_find(const dls_judge *j, uint64_t id)
@@ -196,7 +206,7 @@ uint32_t jl_lease_find_h(const dls_judge *j, uint64_t id, uint32_t h)
 uint32_t jl_subject_find(const dls_judge *j, const uint8_t *p, size_t n)
 {
     jkey k = {p, n};
-    return jtab_find(&j->by_subject, jl_hash(j, p, n), subject_eq, j, &k);
+    return jset_find(&j->by_subject, jl_hash(j, p, n), subject_eq, j, &k);
 }
 
 int jl_subject_get(dls_judge *j, const uint8_t *p, size_t n, uint32_t *idx)
@@ -205,48 +215,69 @@ int jl_subject_get(dls_judge *j, const uint8_t *p, size_t n, uint32_t *idx)
         return DLS_ERR_INVAL;
     uint32_t h = jl_hash(j, p, n);
     jkey k = {p, n};
-    uint32_t s = jtab_find(&j->by_subject, h, subject_eq, j, &k);
+    uint32_t s = jset_find(&j->by_subject, h, subject_eq, j, &k);
     if (s != JNIL) {
         *idx = s;
         return 0;
     }
-    uint8_t *copy = malloc(n);
-    if (!copy)
+    uint8_t *copy = NULL;
+    if (n > JL_SUBJECT_INLINE && !(copy = malloc(n)))
         return DLS_ERR_NOMEM;
     int rc = jpool_get(&j->subjects, &s);
     if (rc) {
         free(copy);
         return rc;
     }
-    rc = jpool_reserve_free(&j->subjects);
-    if (!rc)
-        rc = jtab_insert(&j->by_subject, h, s);
+    /* Filled before it is indexed: growing the index rehashes it. */
+    jl_subject *sub = jl_subject_at(j, s);
+    sub->flags = JS_USED;
+    sub->len = (uint16_t)n;
+    sub->first_lease = JNIL;
+    sub->x = JNIL;
+    if (copy) {
+        memcpy(copy, p, n);
+        memcpy(sub->b, &copy, sizeof copy);
+    } else {
+        memcpy(sub->b, p, n);
+    }
+    rc = jset_insert(&j->by_subject, h, s, subject_hash, j);
     if (rc) {
         jpool_put(&j->subjects, s);
         free(copy);
         return rc;
     }
-    memcpy(copy, p, n);
-    j->subject_bytes += n;
-    jl_subject *sub = jl_subject_at(j, s);
-    sub->flags = JS_USED;
-    sub->hash = h;
-    sub->bytes = copy;
-    sub->len = (uint16_t)n;
-    sub->first_lease = JNIL;
-    sub->delay_pos = JNIL;
+    if (copy)
+        j->subject_bytes += n;
     *idx = s;
     return 0;
+}
+
+jl_subx *jl_subx_get(dls_judge *j, uint32_t s)
+{
+    jl_subject *sub = jl_subject_at(j, s);
+    if (sub->x == JNIL) {
+        uint32_t x;
+        if (jpool_get(&j->subx, &x))
+            return NULL;
+        ((jl_subx *)jpool_at(&j->subx, x))->delay_pos = JNIL;
+        sub->x = x;
+    }
+    return (jl_subx *)jpool_at(&j->subx, sub->x);
 }
 
 void jl_subject_release(dls_judge *j, uint32_t s)
 {
     jl_subject *sub = jl_subject_at(j, s);
-    if (sub->first_lease != JNIL || sub->nwaiters || (sub->flags & (JS_DELAYED | JS_FREED | JS_REFUSED)))
+    if (sub->first_lease != JNIL || jl_subx_peek(j, sub)->nwaiters ||
+        (sub->flags & (JS_DELAYED | JS_FREED | JS_REFUSED)))
         return;
-    jtab_remove(&j->by_subject, sub->hash, s);
-    j->subject_bytes -= sub->len;
-    free(sub->bytes);
+    jset_remove(&j->by_subject, subject_hash(j, s), s, subject_hash, j);
+    if (sub->x != JNIL)
+        jpool_put(&j->subx, sub->x);
+    if (sub->len > JL_SUBJECT_INLINE) {
+        j->subject_bytes -= sub->len;
+        free((void *)jl_subject_bytes(sub));
+    }
     jpool_put(&j->subjects, s);
 }
 
@@ -307,6 +338,56 @@ int jl_pseq_set(dls_judge *j, uint32_t party, uint16_t medium, uint64_t seq)
     return 0;
 }
 
+/* ---- tenure caps: a side table by lease id ------------------------------------ */
+
+static bool capped_eq(const void *ctx, uint32_t ref, const void *key)
+{
+    const dls_judge *j = ctx;
+    return JVEC_AT(j->capped, jl_capped, ref).id == *(const uint64_t *)key;
+}
+
+static int capped_add(dls_judge *j, uint64_t id, uint64_t max_ns)
+{
+    if (j->capped.n >= JNIL - 1)
+        return DLS_ERR_NOMEM;
+    int rc = jvec_reserve(&j->capped, sizeof(jl_capped), 1);
+    if (!rc)
+        rc = jtab_insert(&j->capped_index, id_hash(j, id), (uint32_t)j->capped.n);
+    if (rc)
+        return rc;
+    jl_capped c = {id, max_ns};
+    JVEC_AT(j->capped, jl_capped, j->capped.n++) = c;
+    return 0;
+}
+
+/* Removes the lease's entry; the last entry moves into its place. */
+static void capped_remove(dls_judge *j, uint64_t id)
+{
+    uint32_t h = id_hash(j, id);
+    uint32_t ref = jtab_find(&j->capped_index, h, capped_eq, j, &id);
+    if (ref == JNIL)
+        return;
+    jtab_remove(&j->capped_index, h, ref);
+    uint32_t last = (uint32_t)j->capped.n - 1;
+    if (ref != last) {
+        jl_capped moved = JVEC_AT(j->capped, jl_capped, last);
+        uint32_t mh = id_hash(j, moved.id);
+        jtab_remove(&j->capped_index, mh, last);
+        JVEC_AT(j->capped, jl_capped, ref) = moved;
+        /* cannot fail: the table just lost two entries and grows at none */
+        (void)jtab_insert(&j->capped_index, mh, ref);
+    }
+    j->capped.n--;
+}
+
+uint64_t jl_max_ns(const dls_judge *j, const jl_lease *l)
+{
+    if (!(l->flags & JL_CAPPED))
+        return 0;
+    uint32_t ref = jtab_find(&j->capped_index, id_hash(j, l->id), capped_eq, j, &l->id);
+    return ref == JNIL ? 0 : JVEC_AT(j->capped, jl_capped, ref).max_ns;
+}
+
 /* ---- leases ----------------------------------------------------------------- */
 
 int jl_lease_add(dls_judge *j, const jl_terms *t, uint32_t *idx)
@@ -315,22 +396,25 @@ int jl_lease_add(dls_judge *j, const jl_terms *t, uint32_t *idx)
     int rc = jpool_get(&j->leases, &i);
     if (rc)
         return rc;
-    rc = jpool_reserve_free(&j->leases);
-    if (!rc)
-        rc = jo_reserve(j, i, t->holder);
-    if (!rc)
-        rc = jtab_insert(&j->by_id, id_hash(j, t->id), i);
+    uint32_t h = id_hash(j, t->id);
+    rc = jo_reserve(j, i, t->holder);
+    if (!rc && t->max_ns)
+        rc = capped_add(j, t->id, t->max_ns);
+    if (!rc) {
+        rc = jtab_insert(&j->by_id, h, i);
+        if (rc && t->max_ns)
+            capped_remove(j, t->id);
+    }
     if (rc) {
         jpool_put(&j->leases, i);
         return rc;
     }
     jl_lease *l = jl_lease_at(j, i);
     jl_subject *s = jl_subject_at(j, t->subject);
-    l->flags = JL_USED | (t->mode == DLS_MODE_SHARED ? JL_SHARED : 0);
+    l->flags = JL_USED | (t->mode == DLS_MODE_SHARED ? JL_SHARED : 0) | (t->max_ns ? JL_CAPPED : 0);
     l->subject = t->subject;
     l->id = t->id;
     l->duration_ns = t->duration_ns;
-    l->max_ns = t->max_ns;
     l->tenure_start = t->now;
     l->last_obs = t->now;
     l->holder = t->holder;
@@ -372,6 +456,8 @@ void jl_lease_remove(dls_judge *j, uint32_t idx)
     if (l->heap_pos != JNIL)
         jheap_remove(&j->deadlines, l->heap_pos);
     jtab_remove(&j->by_id, id_hash(j, l->id), idx);
+    if (l->flags & JL_CAPPED)
+        capped_remove(j, l->id);
     jpool_put(&j->leases, idx);
     j->live--;
 }
@@ -410,8 +496,9 @@ uint64_t jl_deadline(const dls_judge *j, const jl_lease *l)
     if (l->flags & (JL_RELEASED | JL_ENDED | JL_PENDING))
         return 0;
     uint64_t d = silence_at(j, l);
-    if (l->max_ns) {
-        uint64_t c = passes_at(l->tenure_start, dls_add_sat(l->max_ns, j->tolerance));
+    uint64_t max_ns = jl_max_ns(j, l);
+    if (max_ns) {
+        uint64_t c = passes_at(l->tenure_start, dls_add_sat(max_ns, j->tolerance));
         if (c < d)
             d = c;
     }
@@ -420,8 +507,9 @@ uint64_t jl_deadline(const dls_judge *j, const jl_lease *l)
 
 uint64_t jl_next_key(const dls_judge *j, const jl_lease *l, uint64_t now, bool *suspended)
 {
-    uint64_t cap = l->max_ns ? passes_at(l->tenure_start, dls_add_sat(l->max_ns, j->tolerance))
-                             : UINT64_MAX;
+    uint64_t max_ns = jl_max_ns(j, l);
+    uint64_t cap = max_ns ? passes_at(l->tenure_start, dls_add_sat(max_ns, j->tolerance))
+                          : UINT64_MAX;
     uint64_t sil = silence_at(j, l);
     /* Held back only once silence holds: before that its deadline stands
      * (were the medium to recover, the lease falls due there). */
@@ -460,7 +548,8 @@ dls_cause jl_classify(dls_judge *j, jl_lease *l, uint64_t now)
         return (dls_cause)l->cause;
     if (l->flags & JL_RELEASED)
         return DLS_CAUSE_RELEASE;
-    if (l->max_ns && dls_passed(l->tenure_start, now, dls_add_sat(l->max_ns, j->tolerance)))
+    if ((l->flags & JL_CAPPED) &&
+        dls_passed(l->tenure_start, now, dls_add_sat(jl_max_ns(j, l), j->tolerance)))
         return DLS_CAUSE_CAP;
     if (l->flags & JL_ENDED)
         return DLS_CAUSE_POLICY;
@@ -493,6 +582,9 @@ uint64_t jl_remaining(dls_judge *j, jl_lease *l, uint64_t now)
 int jl_waiter_add(dls_judge *j, uint32_t subject, const jl_prop *p, uint64_t now,
                   uint64_t bound, jl_waiter **out)
 {
+    jl_subx *x = jl_subx_get(j, subject);
+    if (!x)
+        return DLS_ERR_NOMEM;
     jl_waiter *w = calloc(1, sizeof *w);
     if (!w)
         return DLS_ERR_NOMEM;
@@ -525,14 +617,13 @@ int jl_waiter_add(dls_judge *j, uint32_t subject, const jl_prop *p, uint64_t now
         free(w);
         return rc;
     }
-    jl_subject *s = jl_subject_at(j, subject);
-    w->prev = s->wtail;
-    if (s->wtail)
-        s->wtail->next = w;
+    w->prev = x->wtail;
+    if (x->wtail)
+        x->wtail->next = w;
     else
-        s->whead = w;
-    s->wtail = w;
-    s->nwaiters++;
+        x->whead = w;
+    x->wtail = w;
+    x->nwaiters++;
     j->nwaiting++;
     *out = w;
     return 0;
@@ -540,7 +631,7 @@ int jl_waiter_add(dls_judge *j, uint32_t subject, const jl_prop *p, uint64_t now
 
 void jl_waiter_remove(dls_judge *j, jl_waiter *w)
 {
-    jl_subject *s = jl_subject_at(j, w->subject);
+    jl_subx *s = (jl_subx *)jpool_at(&j->subx, jl_subject_at(j, w->subject)->x);
     if (w->prev)
         w->prev->next = w->next;
     else
@@ -559,8 +650,9 @@ void jl_waiter_remove(dls_judge *j, jl_waiter *w)
 
 size_t jl_memory(const dls_judge *j)
 {
-    size_t b = jpool_bytes(&j->leases) + jpool_bytes(&j->subjects);
-    b += jtab_bytes(&j->by_id) + jtab_bytes(&j->by_subject) + jtab_bytes(&j->by_party);
+    size_t b = jpool_bytes(&j->leases) + jpool_bytes(&j->subjects) + jpool_bytes(&j->subx);
+    b += j->capped.cap * sizeof(jl_capped) + jtab_bytes(&j->capped_index);
+    b += jtab_bytes(&j->by_id) + jset_bytes(&j->by_subject) + jtab_bytes(&j->by_party);
     b += jheap_bytes(&j->deadlines) + jheap_bytes(&j->waitheap) + jheap_bytes(&j->delays);
     b += j->parties.cap * sizeof(jl_party) + j->waiters.cap * sizeof(jl_waiter *);
     b += j->nwaiting * sizeof(jl_waiter) + j->pending.cap * sizeof(uint32_t);

@@ -54,7 +54,7 @@ static uint64_t arrival_bound(dls_judge *j, const jl_subject *s, uint64_t now)
         i = l->subj_next;
     }
     if (s->flags & JS_DELAYED) {
-        uint64_t r = dls_sub_floor(dls_add_sat(s->delay_start, j->lock_delay), now);
+        uint64_t r = dls_sub_floor(dls_add_sat(jl_subx_peek(j, s)->delay_start, j->lock_delay), now);
         if (r > b)
             b = r;
     }
@@ -69,7 +69,7 @@ static bool reentrant(const dls_judge *j, const jl_subject *s, uint32_t holder)
             return true;
         i = l->subj_next;
     }
-    for (const jl_waiter *w = s->whead; w; w = w->next)
+    for (const jl_waiter *w = jl_subx_peek(j, s)->whead; w; w = w->next)
         if (w->p.holder == holder)
             return true;
     return false;
@@ -86,7 +86,7 @@ int jp_grant(dls_judge *j, const jl_prop *p, uint32_t subject, dls_duration d, u
         return DLS_ERR_OVERFLOW;
     uint64_t id = j->highest + 1;
     dls_fact f;
-    dls_fact_grant(&f, id, (dls_bytes){s->bytes, s->len}, (dls_bytes){h->name, h->len}, d,
+    dls_fact_grant(&f, id, (dls_bytes){jl_subject_bytes(s), s->len}, (dls_bytes){h->name, h->len}, d,
                    j->media[p->medium].id);
     if (p->plen) {
         f.proposal = (dls_bytes){p->proposal, p->plen};
@@ -145,7 +145,7 @@ static uint64_t bound_elapses_at(const jl_waiter *w)
  * whose bound elapses during the delay are refused"). */
 static int serve(dls_judge *j, uint32_t subject, uint64_t from, uint64_t now)
 {
-    jl_waiter *w = jl_subject_at(j, subject)->whead;
+    jl_waiter *w = jl_subx_peek(j, jl_subject_at(j, subject))->whead;
     while (w) {
         jl_subject *s = jl_subject_at(j, subject);
         if (bound_elapses_at(w) < from) {
@@ -172,11 +172,12 @@ static int end_delays(dls_judge *j, uint64_t now)
         uint64_t end = jheap_top_key(&j->delays); /* the reading it frees at */
         jheap_remove(&j->delays, 0);
         jl_subject *sub = jl_subject_at(j, s);
-        sub->delay_pos = JNIL;
+        jl_subx *x = (jl_subx *)jpool_at(&j->subx, sub->x); /* a delayed subject has one */
+        x->delay_pos = JNIL;
         sub->flags &= ~(uint32_t)JS_DELAYED;
-        uint64_t lease = sub->delay_lease;
-        sub->delay_lease = 0;
-        if (sub->nwaiters && !(sub->flags & JS_FREED)) {
+        uint64_t lease = x->delay_lease;
+        x->delay_lease = 0;
+        if (x->nwaiters && !(sub->flags & JS_FREED)) {
             jl_freed f = {lease, end, s};
             if (jvec_push(&j->freed, sizeof f, &f))
                 return DLS_ERR_NOMEM;
@@ -264,7 +265,7 @@ static void make_ask(dls_judge *j, const jl_prop *p, const jl_subject *s, uint64
 {
     const jl_party *h = jl_party_at(j, p->holder);
     memset(a, 0, sizeof *a);
-    a->subject = (dls_bytes){s->bytes, s->len};
+    a->subject = (dls_bytes){jl_subject_bytes(s), s->len};
     a->holder = (dls_bytes){h->name, h->len};
     a->proposal = (dls_bytes){p->proposal, p->plen};
     a->medium = p->medium;
@@ -275,7 +276,7 @@ static void make_ask(dls_judge *j, const jl_prop *p, const jl_subject *s, uint64
     a->now = now;
     a->live_exclusive = s->n_excl;
     a->live_shared = s->n_shared;
-    a->waiters = s->nwaiters;
+    a->waiters = jl_subx_peek(j, s)->nwaiters;
     a->reentrant = reentrant(j, s, p->holder);
     a->delayed = (s->flags & JS_DELAYED) != 0;
 }
@@ -288,7 +289,7 @@ static void default_answer(dls_judge *j, const dls_judge_ask *a, const jl_prop *
     if (a->reentrant) {
         ans->verdict = DLS_JUDGE_REFUSE;
         ans->reason = "reentrant";
-    } else if (s->nwaiters == 0 && grantable(s, a->mode)) {
+    } else if (jl_subx_peek(j, s)->nwaiters == 0 && grantable(s, a->mode)) {
         ans->verdict = DLS_JUDGE_GRANT;
         ans->duration = granted_duration(j, p->has_ask, p->ask);
     } else {
@@ -312,7 +313,7 @@ static int owner_answer(dls_judge *j, const dls_judge_ask *a, const jl_subject *
         ans->reason = "policy";
         return 0;
     }
-    if (own.verdict == DLS_JUDGE_GRANT && !(s->nwaiters == 0 && grantable(s, a->mode))) {
+    if (own.verdict == DLS_JUDGE_GRANT && !(jl_subx_peek(j, s)->nwaiters == 0 && grantable(s, a->mode))) {
         ans->verdict = DLS_JUDGE_WAIT; /* never a double grant */
         ans->bound_ns = a->largest_remaining_ns;
         return 0;
@@ -370,9 +371,9 @@ static int answer_proposals(dls_judge *j, uint64_t now)
 
 /* ---- unsolicited grants --------------------------------------------------------- */
 
-static bool held(const jl_subject *s)
+static bool held(const dls_judge *j, const jl_subject *s)
 {
-    return s->first_lease != JNIL || s->nwaiters || (s->flags & JS_DELAYED);
+    return s->first_lease != JNIL || jl_subx_peek(j, s)->nwaiters || (s->flags & JS_DELAYED);
 }
 
 /* Outcomes are told after the pass's records are on the journal: a lease
@@ -403,7 +404,7 @@ static int grant_request(dls_judge *j, jl_request *q, uint64_t now)
     if (rc)
         return rc;
     uint64_t lease = 0;
-    if (held(jl_subject_at(j, s))) {
+    if (held(j, jl_subject_at(j, s))) {
         rc = tell_owner(j, q->ticket, 0, DLS_ERR_HELD);
     } else {
         jl_prop p;
@@ -501,7 +502,7 @@ int dls_judge_grant(dls_judge *j, dls_bytes subject, dls_bytes holder, uint32_t 
     if ((rc = check_request(j, subject, holder, medium, duration, mode)) != 0)
         return rc;
     uint32_t s = jl_subject_find(j, subject.p, subject.n);
-    if (s != JNIL && held(jl_subject_at(j, s)))
+    if (s != JNIL && held(j, jl_subject_at(j, s)))
         return DLS_ERR_HELD;
     return queue_request(j, subject, holder, medium, duration, mode, ticket);
 }
