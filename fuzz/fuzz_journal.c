@@ -55,7 +55,8 @@
  *     its defaults, UpdateFeatureFrequency and AddRareFeature took 57-67 %
  *     of the process's CPU (perf), more than the target itself.
  *   - One directory per process instead of one per input, removed at
- *     exit; the journal file is created once and, for each input, cut back
+ *     exit (or, when libFuzzer ended the process without exit handlers, at
+ *     the next start); the journal file is created once and, for each input, cut back
  *     to its header and opened for append. The SVG is rendered for one input
  *     in FJ_SVG_EVERY (8) under libFuzzer.
  *   - Not changed, because the judge or the test needs them: the journal is
@@ -69,13 +70,16 @@
  * up keyrings, resolvers, cursors and buffers), ~0.05 ms a record more.
  * The journal takes at most FJ_PAYLOADS_MAX (24)
  * payloads, enough for every corpus entry (the longest has 15). */
+#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/types.h>
 #include <unistd.h>
 
 #include <sodium.h>
@@ -379,6 +383,36 @@ static void remove_dir(void)
     rmdir(G.dir);
 }
 
+/* libFuzzer ends a process without its atexit handlers on a find, a
+ * timeout or an interrupt (the campaign script stops targets so): the
+ * directories such processes left, named by their process id, are removed
+ * at the next start. */
+#define FJ_DIR_PREFIX "dls-fuzz-journal-"
+
+static void remove_stale(const char *base)
+{
+    DIR *d = opendir(base);
+    if (!d)
+        return;
+    struct dirent *e;
+    size_t np = strlen(FJ_DIR_PREFIX);
+    while ((e = readdir(d))) {
+        char *end;
+        if (strncmp(e->d_name, FJ_DIR_PREFIX, np) != 0)
+            continue;
+        long pid = strtol(e->d_name + np, &end, 10);
+        if (end == e->d_name + np || *end != '-' || pid <= 0 || (pid_t)pid == getpid() ||
+            kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+            continue; /* not ours, or its process is still there */
+        char path[512];
+        snprintf(path, sizeof path, "%s/%s/journal.dls", base, e->d_name);
+        unlink(path);
+        snprintf(path, sizeof path, "%s/%s", base, e->d_name);
+        rmdir(path);
+    }
+    closedir(d);
+}
+
 static void init(void)
 {
     if (G.ready)
@@ -406,7 +440,8 @@ static void init(void)
     const char *base = stat("/dev/shm", &st) == 0 && S_ISDIR(st.st_mode) ? "/dev/shm" : NULL;
     if (!base)
         base = getenv("TMPDIR") && getenv("TMPDIR")[0] ? getenv("TMPDIR") : "/tmp";
-    snprintf(G.dir, sizeof G.dir, "%s/dls-fuzz-journal-XXXXXX", base);
+    remove_stale(base);
+    snprintf(G.dir, sizeof G.dir, "%s/" FJ_DIR_PREFIX "%ld-XXXXXX", base, (long)getpid());
     if (!mkdtemp(G.dir)) {
         fprintf(stderr, "fuzz_journal: mkdtemp %s: %s\n", G.dir, strerror(errno));
         abort();
