@@ -21,6 +21,6 @@ for t in build-fuzz/fuzz/fuzz_*; do
   echo "fuzz: $name for ${secs}s"
   "$t" -max_total_time="$secs" -max_len=70000 -rss_limit_mb=2048 -print_final_stats=1 "$work" 2>"$work.log" || { tail -40 "$work.log"; exit 1; }
   grep -E 'stat::number_of_executed_units|stat::average_exec_per_sec' "$work.log" | sed "s/^/fuzz: $name /"
-  grep -E '^#[0-9]+ +DONE' "$work.log" | tail -1 | sed "s/^/fuzz: $name /" || true
+  grep -E '^#[0-9]+[[:space:]]+DONE' "$work.log" | tail -1 | sed "s/^/fuzz: $name /" || true
   rm -rf "$work" "$work.log"
 done
