@@ -197,8 +197,10 @@ class Holder:
             parts.ticks = self._ticks.cursor
             parts.tick_resolver = self._ticks.resolver
             parts.tick_party = self._ticks.party
-            # room beyond cffi's idea of the struct, in case the C one grew
-            settings = ffi.cast("dls_holder_settings *", ffi.new("uint64_t[]", 64))
+            # room beyond cffi's idea of the struct, in case the C one grew;
+            # `room` owns the memory (a cast does not keep it alive)
+            room = ffi.new("uint64_t[]", 64)
+            settings = ffi.cast("dls_holder_settings *", room)
             lib.dls_holder_settings_default(settings)
             out = ffi.new("dls_holder **")
             rc, reason = _holder_new(out, parts, settings)
