@@ -713,8 +713,11 @@ int dls_judge_prune_checkpoints(dls_judge *j, const char *dir, size_t keep, size
     rc = scan_folder(j, dir, &f, &n, w);
     size_t dl = strlen(dir);
     char *file = malloc(dl + 40);
-    if (!rc && !file)
-        rc = DLS_ERR_NOMEM;
+    if (!file) {
+        free(f);
+        free(path);
+        return DLS_ERR_NOMEM;
+    }
     size_t kept = 0;
     for (size_t i = 0; i < n; i++)
         kept += f[i].committed;
