@@ -11,7 +11,12 @@ only=" ${FUZZ_TARGETS:-} "
 # undefined behaviour stops a run like a crash does
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 [ -d build-fuzz ] || CC=clang meson setup build-fuzz -Dfuzz=true -Db_sanitize=address,undefined -Db_lundef=false -Dtests=disabled >/dev/null
-ninja -C build-fuzz >/dev/null
+# quiet when the build succeeds; its whole output when it fails
+if ! ninja -C build-fuzz > build-fuzz/ninja.log 2>&1; then
+  cat build-fuzz/ninja.log
+  echo "build failed in build-fuzz" >&2
+  exit 1
+fi
 for t in build-fuzz/fuzz/fuzz_*; do
   [ -f "$t" ] && [ -x "$t" ] || continue
   name=$(basename "$t"); name=${name#fuzz_}

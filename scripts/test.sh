@@ -13,7 +13,12 @@ if [ "${SANITIZE:-0}" = 1 ]; then
   export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 fi
 [ -d "$dir" ] || meson setup "$dir" "${opts[@]}" >/dev/null
-ninja -C "$dir" >/dev/null
+# quiet when the build succeeds; its whole output when it fails
+if ! ninja -C "$dir" > "$dir/ninja.log" 2>&1; then
+  cat "$dir/ninja.log"
+  echo "build failed in $dir" >&2
+  exit 1
+fi
 set +e
 meson test -C "$dir" --print-errorlogs --num-processes 2 "$@" | tee "$dir/test-summary.txt"
 status=${PIPESTATUS[0]}
