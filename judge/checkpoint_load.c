@@ -315,6 +315,9 @@ static int load_file(dls_judge *j, const char *dir, uint64_t n, uint64_t committ
                      uint64_t *starts, uint8_t *digest, uint64_t *records)
 {
     load_ctx x = {j, starts, committed};
+    /* at most `committed` leases and subjects: size the indexes once (a
+     * failure only leaves them to grow as they go) */
+    (void)jl_ledger_reserve(j, committed > UINT32_MAX ? UINT32_MAX : (uint32_t)committed);
     int rc = dls_checkpoint_read(dir, n, load_record, &x, digest, records, NULL);
     if (!rc)
         rc = index_props(j);

@@ -451,6 +451,10 @@ uint64_t jl_max_ns(const dls_judge *j, const jl_lease *l);
 
 uint32_t jl_hash(const dls_judge *j, const void *p, size_t n);
 int jl_ledger_init(dls_judge *j);
+/* Sizes the lease-id and subject indexes for n entries at once (a restart
+ * from a checkpoint knows its count), so loading them rehashes nothing.
+ * 0 or DLS_ERR_NOMEM (the indexes unchanged: they still grow on demand). */
+int jl_ledger_reserve(dls_judge *j, uint32_t n);
 void jl_ledger_free(dls_judge *j);
 
 uint32_t jl_lease_find(const dls_judge *j, uint64_t id);

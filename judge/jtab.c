@@ -69,11 +69,18 @@ static void place(uint64_t *slots, uint32_t cap, uint64_t s)
     slots[i] = s;
 }
 
-static int grow(jtab *t)
+/* The capacity of the sequence (next_cap) that holds n entries at load
+ * at most 0.7, never below cap; 0 when none fits. */
+static uint32_t cap_for(uint32_t cap, uint32_t n)
 {
-    uint32_t ncap = next_cap(t->cap);
-    if (ncap == 0)
-        return DLS_ERR_NOMEM;
+    while (n > 0 && full(n - 1, cap))
+        if ((cap = next_cap(cap)) == 0)
+            return 0;
+    return cap;
+}
+
+static int resize(jtab *t, uint32_t ncap)
+{
     uint64_t *ns = calloc(ncap, sizeof *ns);
     if (!ns)
         return DLS_ERR_NOMEM;
@@ -84,6 +91,20 @@ static int grow(jtab *t)
     t->slots = ns;
     t->cap = ncap;
     return 0;
+}
+
+static int grow(jtab *t)
+{
+    uint32_t ncap = next_cap(t->cap);
+    return ncap ? resize(t, ncap) : DLS_ERR_NOMEM;
+}
+
+int jtab_reserve(jtab *t, uint32_t n)
+{
+    uint32_t ncap = cap_for(t->cap, n);
+    if (ncap == 0)
+        return DLS_ERR_NOMEM;
+    return ncap == t->cap ? 0 : resize(t, ncap);
 }
 
 int jtab_insert(jtab *t, uint32_t h, uint32_t ref)
@@ -153,21 +174,35 @@ static void set_place(uint32_t *slots, uint32_t cap, uint32_t h, uint32_t s)
     slots[i] = s;
 }
 
+static int set_resize(jset *t, uint32_t ncap, jset_hash_fn hash, const void *ctx)
+{
+    uint32_t *ns = calloc(ncap, sizeof *ns);
+    if (!ns)
+        return DLS_ERR_NOMEM;
+    for (uint32_t i = 0; i < t->cap; i++)
+        if (t->slots[i])
+            set_place(ns, ncap, hash(ctx, t->slots[i] - 1u), t->slots[i]);
+    free(t->slots);
+    t->slots = ns;
+    t->cap = ncap;
+    return 0;
+}
+
+int jset_reserve(jset *t, uint32_t n, jset_hash_fn hash, const void *ctx)
+{
+    uint32_t ncap = cap_for(t->cap, n);
+    if (ncap == 0)
+        return DLS_ERR_NOMEM;
+    return ncap == t->cap ? 0 : set_resize(t, ncap, hash, ctx);
+}
+
 int jset_insert(jset *t, uint32_t h, uint32_t ref, jset_hash_fn hash, const void *ctx)
 {
     if (full(t->count, t->cap)) {
         uint32_t ncap = next_cap(t->cap);
-        if (ncap == 0)
-            return DLS_ERR_NOMEM;
-        uint32_t *ns = calloc(ncap, sizeof *ns);
-        if (!ns)
-            return DLS_ERR_NOMEM;
-        for (uint32_t i = 0; i < t->cap; i++)
-            if (t->slots[i])
-                set_place(ns, ncap, hash(ctx, t->slots[i] - 1u), t->slots[i]);
-        free(t->slots);
-        t->slots = ns;
-        t->cap = ncap;
+        int rc = ncap ? set_resize(t, ncap, hash, ctx) : DLS_ERR_NOMEM;
+        if (rc)
+            return rc;
     }
     set_place(t->slots, t->cap, h, ref + 1u);
     t->count++;

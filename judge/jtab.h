@@ -48,6 +48,9 @@ uint32_t jtab_find(const jtab *t, uint32_t h, jtab_eq_fn eq, const void *ctx,
                    const void *key);
 /* Inserts (h, ref); the caller has checked it is absent. 0 or DLS_ERR_NOMEM. */
 int jtab_insert(jtab *t, uint32_t h, uint32_t ref);
+/* Grows t, once, to the capacity its growth would reach holding n entries
+ * (so n inserts rehash nothing). 0 or DLS_ERR_NOMEM (t unchanged). */
+int jtab_reserve(jtab *t, uint32_t n);
 /* Removes the slot holding ref (with hash h); no-op when absent. */
 void jtab_remove(jtab *t, uint32_t h, uint32_t ref);
 size_t jtab_bytes(const jtab *t);
@@ -73,6 +76,8 @@ uint32_t jset_find(const jset *t, uint32_t h, jtab_eq_fn eq, const void *ctx, co
 /* Inserts ref (hash h); the caller has checked it is absent. Growing asks
  * hash() for every entry. 0 or DLS_ERR_NOMEM. */
 int jset_insert(jset *t, uint32_t h, uint32_t ref, jset_hash_fn hash, const void *ctx);
+/* As jtab_reserve. */
+int jset_reserve(jset *t, uint32_t n, jset_hash_fn hash, const void *ctx);
 /* Removes ref (hash h); no-op when absent. Asks hash() for the entries the
  * backward shift may move. */
 void jset_remove(jset *t, uint32_t h, uint32_t ref, jset_hash_fn hash, const void *ctx);

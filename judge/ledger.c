@@ -157,6 +157,12 @@ int jl_ledger_init(dls_judge *j)
     return 0;
 }
 
+int jl_ledger_reserve(dls_judge *j, uint32_t n)
+{
+    int rc = jtab_reserve(&j->by_id, n);
+    return rc ? rc : jset_reserve(&j->by_subject, n, subject_hash, j);
+}
+
 void jl_ledger_free(dls_judge *j)
 {
     for (uint32_t i = 0; i < j->subjects.next; i++) {

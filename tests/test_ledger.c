@@ -118,6 +118,44 @@ static void test_index_capacity_at_a_million(void **state)
     jtab_free(&t);
 }
 
+/* docs/judge.md, Sizing (restart from a checkpoint): reserving n entries
+ * gives, in one step, exactly the capacity n inserts would grow to, so a
+ * restart that knows its count rehashes nothing and uses no more memory;
+ * every entry is still found; a reserve below the count changes nothing. */
+static void test_reserve_matches_growth(void **state)
+{
+    (void)state;
+    static const uint32_t ns[] = {1, 11, 12, 100, 1000, 70001, 300000};
+    g_mode = 0; /* spread hashes */
+    for (size_t k = 0; k < sizeof ns / sizeof ns[0]; k++) {
+        uint32_t n = ns[k];
+        jtab grown = {0}, t = {0};
+        jset s = {0};
+        for (uint32_t i = 0; i < n; i++)
+            assert_int_equal(jtab_insert(&grown, rnd(), i), 0);
+        assert_int_equal(jtab_reserve(&t, n), 0);
+        assert_int_equal(jset_reserve(&s, n, model_hash, NULL), 0);
+        assert_int_equal(t.cap, grown.cap);
+        assert_int_equal(s.cap, grown.cap);
+        uint32_t cap = t.cap;
+        for (uint32_t i = 0; i < n; i++) {
+            assert_int_equal(jtab_insert(&t, model_hash(NULL, i), i), 0);
+            assert_int_equal(jset_insert(&s, model_hash(NULL, i), i, model_hash, NULL), 0);
+        }
+        assert_int_equal(t.cap, cap); /* no growth */
+        assert_int_equal(s.cap, cap);
+        for (uint32_t i = 0; i < n; i += 1 + n / 64) {
+            assert_int_equal(jtab_find(&t, model_hash(NULL, i), eq_u32, NULL, &i), i);
+            assert_int_equal(jset_find(&s, model_hash(NULL, i), eq_u32, NULL, &i), i);
+        }
+        assert_int_equal(jtab_reserve(&t, n / 2), 0);
+        assert_int_equal(t.cap, cap);
+        jtab_free(&grown);
+        jtab_free(&t);
+        jset_free(&s);
+    }
+}
+
 static dls_judge *bare_judge(void)
 {
     dls_judge *j = calloc(1, sizeof *j);
@@ -494,6 +532,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_indexes_against_model),
         cmocka_unit_test(test_index_capacity_at_a_million),
+        cmocka_unit_test(test_reserve_matches_growth),
         cmocka_unit_test(test_entry_sizes),
         cmocka_unit_test(test_subjects_inline_and_out_of_line),
         cmocka_unit_test(test_subject_side_record),
