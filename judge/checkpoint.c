@@ -511,6 +511,25 @@ int dls_judge_checkpoint(dls_judge *j, const char *dir, dls_judge_checkpoint_inf
     return rc;
 }
 
+/* Deletes the `<n>.dls.tmp` leftovers of interrupted writes in dir (never
+ * committed), counting them in *deleted (optional); buf[0 … cap) is the
+ * caller's path buffer. */
+static void remove_leftovers(const char *dir, char *buf, size_t cap, size_t *deleted)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    while (d && (e = readdir(d)) != NULL) {
+        size_t l = strlen(e->d_name);
+        if (l == 28 && strcmp(e->d_name + 20, ".dls.tmp") == 0) {
+            snprintf(buf, cap, "%s/%s", dir, e->d_name);
+            if (unlink(buf) == 0 && deleted)
+                (*deleted)++;
+        }
+    }
+    if (d)
+        closedir(d);
+}
+
 /* ---- retention ---------------------------------------------------------------- */
 
 int dls_checkpoint_prune(const char *dir, size_t keep, size_t *deleted, uint64_t *oldest_kept,
@@ -546,19 +565,8 @@ int dls_checkpoint_prune(const char *dir, size_t keep, size_t *deleted, uint64_t
         else if (deleted)
             (*deleted)++;
     }
-    /* leftovers of interrupted writes (never committed) */
-    DIR *d = rc ? NULL : opendir(dir);
-    struct dirent *e;
-    while (d && (e = readdir(d)) != NULL) {
-        size_t l = strlen(e->d_name);
-        if (l == 28 && strcmp(e->d_name + 20, ".dls.tmp") == 0) {
-            snprintf(path, dl + 40, "%s/%s", dir, e->d_name);
-            if (unlink(path) == 0 && deleted)
-                (*deleted)++;
-        }
-    }
-    if (d)
-        closedir(d);
+    if (!rc) /* leftovers of interrupted writes (never committed) */
+        remove_leftovers(dir, path, dl + 40, deleted);
     free(path);
     jvec_free(&list);
     return rc;
@@ -601,20 +609,6 @@ typedef struct ck_file {
     bool committed; /* a grantor-signed commit record for it follows its journal_next */
 } ck_file;
 
-static int grantor_verifier(const dls_judge *j, dls_resolver **out)
-{
-    dls_keyring *kr;
-    int rc = dls_keyring_new(&kr);
-    if (rc)
-        return rc;
-    rc = dls_keyring_add(kr, (const uint8_t *)j->grantor_name, j->grantor_len, DLS_KEY_ED25519,
-                         dls_secret_public(j->grantor));
-    if (!rc)
-        rc = dls_resolver_new_signed(out, j->journal_id, kr);
-    dls_keyring_del(kr);
-    return rc;
-}
-
 /* Marks the files whose commit record is on the journal at or after their
  * journal_next: one walk from the least journal_next to the end. A walk
  * that cannot reach the end (a hole, corruption, an I/O error) answers
@@ -630,7 +624,7 @@ static int find_commits(const dls_judge *j, ck_file *f, size_t n, dls_where *w)
     if (from == UINT64_MAX)
         return 0;
     dls_resolver *verify = NULL;
-    int rc = grantor_verifier(j, &verify);
+    int rc = jr_grantor_verifier(j, &verify);
     dls_cursor *c = NULL;
     if (!rc && dls_cursor_new(&c, j->journal, from))
         rc = DLS_ERR_NOMEM;
@@ -730,18 +724,8 @@ int dls_judge_prune_checkpoints(dls_judge *j, const char *dir, size_t keep, size
         else if (deleted)
             (*deleted)++;
     }
-    DIR *d = rc ? NULL : opendir(dir);
-    struct dirent *e;
-    while (d && (e = readdir(d)) != NULL) {
-        size_t l = strlen(e->d_name);
-        if (l == 28 && strcmp(e->d_name + 20, ".dls.tmp") == 0) {
-            snprintf(file, dl + 40, "%s/%s", dir, e->d_name);
-            if (unlink(file) == 0 && deleted)
-                (*deleted)++;
-        }
-    }
-    if (d)
-        closedir(d);
+    if (!rc)
+        remove_leftovers(dir, file, dl + 40, deleted);
     free(f);
     free(file);
     free(path);

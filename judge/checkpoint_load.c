@@ -344,20 +344,6 @@ static void reset(dls_judge *j, uint64_t *starts)
         starts[i] = 0;
 }
 
-static int make_verifier(dls_judge *j, dls_resolver **out)
-{
-    dls_keyring *kr;
-    int rc = dls_keyring_new(&kr);
-    if (rc)
-        return rc;
-    rc = dls_keyring_add(kr, (const uint8_t *)j->grantor_name, j->grantor_len, DLS_KEY_ED25519,
-                         dls_secret_public(j->grantor));
-    if (!rc)
-        rc = dls_resolver_new_signed(out, j->journal_id, kr);
-    dls_keyring_del(kr);
-    return rc;
-}
-
 int jc_restart(dls_judge *j, const dls_judge_settings *s, uint64_t *starts, dls_where *w)
 {
     (void)w;
@@ -365,7 +351,7 @@ int jc_restart(dls_judge *j, const dls_judge_settings *s, uint64_t *starts, dls_
     dls_resolver *verify = NULL;
     int rc = jc_list_dir(s->checkpoint_dir, &list);
     if (!rc && list.n)
-        rc = make_verifier(j, &verify);
+        rc = jr_grantor_verifier(j, &verify);
     size_t dl = strlen(s->checkpoint_dir);
     char *path = malloc(dl + 32);
     if (!path)

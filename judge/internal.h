@@ -578,6 +578,10 @@ int jp_grant(dls_judge *j, const jl_prop *p, uint32_t subject, dls_duration d,
  * j->last_pass, j->prev_now, j->highest, the cursors' start positions in
  * `starts` (one per medium) and the unanswered proposals in j->props. */
 int jr_replay(dls_judge *j, uint64_t *starts, dls_where *w);
+/* A resolver that verifies the journal's records: the grantor's Ed25519
+ * key, bound to the journal's medium id (replay, restart from a checkpoint,
+ * pruning by commits). 0, DLS_ERR_NOMEM or a keyring/resolver error. */
+int jr_grantor_verifier(const dls_judge *j, dls_resolver **out);
 
 /* ---- checkpoint.c, checkpoint_load.c ---------------------------------------- */
 

@@ -368,9 +368,8 @@ static int on_record(jr_state *st, const dls_record *rec)
     }
 }
 
-static int make_verifier(jr_state *st)
+int jr_grantor_verifier(const dls_judge *j, dls_resolver **out)
 {
-    dls_judge *j = st->j;
     dls_keyring *kr;
     int rc = dls_keyring_new(&kr);
     if (rc)
@@ -378,7 +377,7 @@ static int make_verifier(jr_state *st)
     rc = dls_keyring_add(kr, (const uint8_t *)j->grantor_name, j->grantor_len, DLS_KEY_ED25519,
                          dls_secret_public(j->grantor));
     if (!rc)
-        rc = dls_resolver_new_signed(&st->verify, j->journal_id, kr);
+        rc = dls_resolver_new_signed(out, j->journal_id, kr);
     dls_keyring_del(kr);
     return rc;
 }
@@ -497,7 +496,7 @@ int jr_replay(dls_judge *j, uint64_t *starts, dls_where *w)
     st.run_since = calloc(nm, sizeof *st.run_since);
     st.run_last = calloc(nm, sizeof *st.run_last);
     int rc = st.cursors && st.broken && st.from && st.run && st.run_since && st.run_last
-                 ? make_verifier(&st)
+                 ? jr_grantor_verifier(st.j, &st.verify)
                  : DLS_ERR_NOMEM;
     if (!rc && j->ck_loaded) { /* checkpoint.c: its pass is the last mark */
         st.have_mark = st.applied = true;
