@@ -434,6 +434,17 @@ static int commit(dls_judge *j, uint64_t n, const uint8_t *digest, uint64_t reco
     return 0;
 }
 
+/* The default checkpoint folder: the journal's path + ".ckpt" (malloc'd;
+ * NULL when out of memory). */
+static char *default_dir(const dls_judge *j)
+{
+    const char *jn = dls_medium_name(j->journal);
+    char *path = malloc(strlen(jn) + 6);
+    if (path)
+        sprintf(path, "%s.ckpt", jn);
+    return path;
+}
+
 int dls_judge_checkpoint(dls_judge *j, const char *dir, dls_judge_checkpoint_info *info,
                          dls_where *w)
 {
@@ -462,12 +473,8 @@ int dls_judge_checkpoint(dls_judge *j, const char *dir, dls_judge_checkpoint_inf
                             "checkpoint folder";
             return DLS_ERR_CONFIG;
         }
-        const char *jn = dls_medium_name(j->journal);
-        path = malloc(strlen(jn) + 6);
-        if (!path)
+        if (!(dir = path = default_dir(j)))
             return DLS_ERR_NOMEM;
-        sprintf(path, "%s.ckpt", jn);
-        dir = path;
     }
     if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
         free(path);
@@ -695,13 +702,8 @@ int dls_judge_prune_checkpoints(dls_judge *j, const char *dir, size_t keep, size
         return DLS_ERR_CONFIG;
     }
     char *path = NULL;
-    if (!dir) {
-        const char *jn = dls_medium_name(j->journal);
-        if (!(path = malloc(strlen(jn) + 6)))
-            return DLS_ERR_NOMEM;
-        sprintf(path, "%s.ckpt", jn);
-        dir = path;
-    }
+    if (!dir && !(dir = path = default_dir(j)))
+        return DLS_ERR_NOMEM;
     ck_file *f = NULL;
     size_t n = 0;
     rc = scan_folder(j, dir, &f, &n, w);
@@ -790,13 +792,8 @@ int dls_judge_trim_journal(dls_judge *j, const char *dir, uint64_t *before, uint
         return DLS_ERR_RETENTION;
     }
     char *path = NULL;
-    if (!dir) {
-        const char *jn = dls_medium_name(j->journal);
-        if (!(path = malloc(strlen(jn) + 6)))
-            return DLS_ERR_NOMEM;
-        sprintf(path, "%s.ckpt", jn);
-        dir = path;
-    }
+    if (!dir && !(dir = path = default_dir(j)))
+        return DLS_ERR_NOMEM;
     ck_file *f;
     size_t n;
     rc = scan_folder(j, dir, &f, &n, w);
