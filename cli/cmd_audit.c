@@ -683,18 +683,11 @@ int dls_cmd_audit(int argc, char **argv)
     /* the judge's default folder, <journal>.ckpt, when it is there (issue
      * 17 item 4: a journal whose front is gone starts at a checkpoint) */
     char *ckpt_default = NULL;
-    if (!o.checkpoints && !dls_redis_is_url(o.journal)) {
-        size_t jl = strlen(o.journal);
-        struct stat st;
-        ckpt_default = malloc(jl + 6);
-        if (ckpt_default) {
-            memcpy(ckpt_default, o.journal, jl);
-            memcpy(ckpt_default + jl, ".ckpt", 6);
-            if (stat(ckpt_default, &st) || !S_ISDIR(st.st_mode)) {
-                free(ckpt_default);
-                ckpt_default = NULL;
-            }
-        }
+    struct stat st;
+    if (!o.checkpoints && dls_cli_ckpt_folder(o.journal, &ckpt_default) == 0 && ckpt_default &&
+        (stat(ckpt_default, &st) || !S_ISDIR(st.st_mode))) {
+        free(ckpt_default);
+        ckpt_default = NULL;
     }
     set.checkpoints = o.checkpoints ? o.checkpoints : ckpt_default;
     rc = dls_audit_run(&a, &set, journal, o.grantor, kr, am, o.n_media, &w);

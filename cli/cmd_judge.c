@@ -321,12 +321,8 @@ static char *ck_folder(const dls_config *c)
 {
     if (c->checkpoints)
         return strdup(c->checkpoints);
-    if (strstr(c->journal, "://"))
-        return NULL;
-    char *d = malloc(strlen(c->journal) + 6);
-    if (d)
-        sprintf(d, "%s.ckpt", c->journal);
-    return d;
+    char *d;
+    return dls_cli_ckpt_folder(c->journal, &d) ? NULL : d;
 }
 
 /* The journal's size on disk: the file, or every file in a segmented

@@ -665,18 +665,13 @@ int dls_cmd_status(int argc, char **argv)
     int ckrc = 0;
     if (checkpoints) {
         ckrc = from_checkpoint(&s, &jr, checkpoints);
-    } else if (!strstr(journal, "://")) {
+    } else {
         /* the judge's default folder when none is named (docs/checkpoints.md) */
-        size_t jl = strlen(journal);
-        char *ckdir = malloc(jl + 6);
-        if (!ckdir) {
-            ckrc = -1;
-        } else {
-            memcpy(ckdir, journal, jl);
-            memcpy(ckdir + jl, ".ckpt", 6);
+        char *ckdir;
+        ckrc = dls_cli_ckpt_folder(journal, &ckdir) ? -1 : 0;
+        if (ckdir)
             ckrc = from_checkpoint(&s, &jr, ckdir);
-            free(ckdir);
-        }
+        free(ckdir);
     }
     if (ckrc) {
         dls_cli_error("status", "%s: out of memory", journal);

@@ -270,3 +270,18 @@ int dls_cli_holder_new(dls_holder **out, const char *sub, const char *where,
         dls_cli_error(sub, "%s: %s", where, w.reason ? w.reason : dls_strerror(rc));
     return rc;
 }
+
+int dls_cli_ckpt_folder(const char *journal, char **out)
+{
+    *out = NULL;
+    if (strstr(journal, "://"))
+        return 0;
+    size_t n = strlen(journal);
+    char *d = malloc(n + sizeof ".ckpt");
+    if (!d)
+        return DLS_ERR_NOMEM;
+    memcpy(d, journal, n);
+    memcpy(d + n, ".ckpt", sizeof ".ckpt");
+    *out = d;
+    return 0;
+}

@@ -11,9 +11,6 @@
 #include "daolease/stream.h"
 #include "daolease/tick.h"
 
-/* Opens `where` (a path, or a redis:// or nats:// URL) in `mode`; with `create`, a
- * missing medium is created first (a file, or a Redis key). On error prints
- * one line "daolease SUB: WHERE: position P: REASON" and returns the code. */
 /* Splits a `--media` argument "PATH=PARTY" in place: *path is arg, *party
  * the text after the last '=' or NULL (a path that exists as given, or a
  * redis:// or nats:// URL with a query string, names no party). */
@@ -23,6 +20,14 @@ void dls_cli_split_media(char *arg, const char **path, const char **party);
  * (a path; URLs have none). */
 void dls_cli_warn_sidecars(const char *sub, const char *where);
 
+/* The judge's default checkpoint folder, "<journal>.ckpt" beside a local
+ * journal (docs/checkpoints.md), into *out (malloc'd); *out NULL for a
+ * redis:// or nats:// journal, which has no default. 0 or DLS_ERR_NOMEM. */
+int dls_cli_ckpt_folder(const char *journal, char **out);
+
+/* Opens `where` (a path, or a redis:// or nats:// URL) in `mode`; with `create`, a
+ * missing medium is created first (a file, or a Redis key). On error prints
+ * one line "daolease SUB: WHERE: position P: REASON" and returns the code. */
 int dls_cli_open(dls_medium **out, const char *sub, const char *where,
                  dls_open_mode mode, bool create, dls_sync sync);
 
