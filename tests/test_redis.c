@@ -1553,6 +1553,7 @@ static long long aof_int(const char *fmt, const char *key)
 
 static char *slurp(const char *path, size_t *n)
 {
+    *n = 0;
     FILE *f = fopen(path, "rb");
     if (!f)
         return NULL;
