@@ -22,19 +22,56 @@
 #include <unistd.h>
 
 #include "daolease/checkpoint.h"
+#include "judge/ckhash.h"
 #include "judge/internal.h"
 #include "vocab/internal.h"
 
-#define CK_CHUNK 65536u /* records per append (one sync each) */
+#define CK_CHUNK 65536u          /* records per append at most */
+#define CK_FLUSH (4u << 20)      /* bytes of payloads buffered before an append */
 
 /* ---- writing ------------------------------------------------------------------ */
 
+/* The checkpoint being written: payloads are buffered and appended to the
+ * `.tmp` file every CK_FLUSH bytes (memory stays a few MiB whatever the
+ * number of leases), and each append asks the kernel to start writing the
+ * pages back, so the final fdatasync finds little left to do. */
 typedef struct ck_out {
-    jvec bytes;             /* payloads back to back */
+    dls_medium *m;          /* the .tmp file, sync none: one fdatasync at the end */
+    int fd;                 /* the same file read-only, for writeback hints and the sync */
+    jvec bytes;             /* payloads not yet appended, back to back */
     jvec lens;              /* size_t */
-    crypto_generichash_state h;
+    jvec recs;              /* const uint8_t *: scratch for the append */
+    uint64_t records;
+    dls_ckhash *h;          /* the digest, hashed beside (ckhash.h) */
     uint8_t *buf;           /* DLS_RECORD_MAX */
+    dls_where *w;
 } ck_out;
+
+/* Appends the buffered payloads to the file. */
+static int ck_flush(ck_out *o)
+{
+    size_t n = o->lens.n;
+    if (n == 0)
+        return 0;
+    o->recs.n = 0;
+    int rc = jvec_reserve(&o->recs, sizeof(const uint8_t *), n);
+    if (rc)
+        return rc;
+    const uint8_t **recs = o->recs.p;
+    size_t off = 0;
+    for (size_t i = 0; i < n; i++) {
+        recs[i] = (const uint8_t *)o->bytes.p + off;
+        off += JVEC_AT(o->lens, size_t, i);
+    }
+    uint64_t first;
+    rc = dls_medium_append_batch(o->m, recs, o->lens.p, n, &first, o->w);
+    o->bytes.n = o->lens.n = 0;
+#ifdef SYNC_FILE_RANGE_WRITE
+    if (!rc && o->fd >= 0) /* a hint: start writeback now, wait for it at the end */
+        (void)sync_file_range(o->fd, 0, 0, SYNC_FILE_RANGE_WRITE);
+#endif
+    return rc;
+}
 
 static int ck_emit(ck_out *o, dls_pk *b)
 {
@@ -47,12 +84,17 @@ static int ck_emit(ck_out *o, dls_pk *b)
         return rc;
     memcpy((uint8_t *)o->bytes.p + o->bytes.n, o->buf, b->len);
     o->bytes.n += b->len;
-    uint8_t le[4] = {(uint8_t)b->len, (uint8_t)(b->len >> 8), (uint8_t)(b->len >> 16),
-                     (uint8_t)(b->len >> 24)};
-    crypto_generichash_update(&o->h, le, 4);
-    crypto_generichash_update(&o->h, o->buf, b->len);
+    o->records++;
+    if ((rc = dls_ckhash_add(o->h, o->buf, b->len)) != 0)
+        return rc;
+    if (o->bytes.n >= CK_FLUSH || o->lens.n >= CK_CHUNK)
+        return ck_flush(o);
     return 0;
 }
+
+/* A key of judge.md's checkpoint records (a string literal: its length is
+ * known when compiled). */
+#define PK_KEY(b, lit) dls_pk_str((b), (lit), sizeof(lit) - 1)
 
 static void pk_ns_or_nil(dls_pk *b, bool has, uint64_t v)
 {
@@ -81,19 +123,19 @@ static int write_header(dls_judge *j, ck_out *o)
     dls_pk b;
     dls_pk_init(&b, o->buf, DLS_RECORD_MAX);
     msgpack_pack_map(&b.pk, 7);
-    dls_pk_cstr(&b, "dao.ckpt/pass");
+    PK_KEY(&b, "dao.ckpt/pass");
     dls_pk_uint(&b, j->ck_pass);
-    dls_pk_cstr(&b, "dao.ckpt/now");
+    PK_KEY(&b, "dao.ckpt/now");
     pk_dur(&b, j->ck_now);
-    dls_pk_cstr(&b, "dao.ckpt/basis");
+    PK_KEY(&b, "dao.ckpt/basis");
     dls_pk_cstr(&b, j->basis);
-    dls_pk_cstr(&b, "dao.ckpt/journal");
+    PK_KEY(&b, "dao.ckpt/journal");
     dls_pk_bin(&b, j->journal_id, DLS_MEDIUM_ID_LEN);
-    dls_pk_cstr(&b, "dao.ckpt/journal_next");
+    PK_KEY(&b, "dao.ckpt/journal_next");
     dls_pk_uint(&b, j->ck_next);
-    dls_pk_cstr(&b, "dao.ckpt/highest");
+    PK_KEY(&b, "dao.ckpt/highest");
     dls_pk_uint(&b, j->highest);
-    dls_pk_cstr(&b, "dao.ckpt/media");
+    PK_KEY(&b, "dao.ckpt/media");
     msgpack_pack_array(&b.pk, j->nmedia);
     for (size_t i = 0; i < j->nmedia; i++) {
         const jm_medium *m = &j->media[i];
@@ -108,18 +150,51 @@ static int write_header(dls_judge *j, ck_out *o)
     return ck_emit(o, &b);
 }
 
+/* A live lease's id and pool index, sorted by id for judge.md's order. */
+typedef struct ck_lid {
+    uint64_t id;
+    uint32_t idx;
+} ck_lid;
+
+static int by_lid(const void *a, const void *b)
+{
+    uint64_t x = ((const ck_lid *)a)->id, y = ((const ck_lid *)b)->id;
+    return (x > y) - (x < y);
+}
+
+/* The live leases by ascending id. Read in pool order, they usually come
+ * sorted already (grants ascend; a freed slot reused breaks it): sorted
+ * only when not, and by the (id, index) pairs themselves, never through
+ * the pool (one cache miss a comparison at 10^6 leases). */
+static int leases_by_id(dls_judge *j, jvec *v)
+{
+    int rc = jvec_reserve(v, sizeof(ck_lid), j->live ? j->live : 1);
+    if (rc)
+        return rc;
+    bool sorted = true;
+    for (uint32_t i = 0; i < j->leases.next; i++) {
+        const jl_lease *l = jl_lease_at(j, i);
+        if (!(l->flags & JL_USED))
+            continue;
+        if (v->n == v->cap && (rc = jvec_reserve(v, sizeof(ck_lid), 1)) != 0)
+            return rc;
+        ck_lid *x = &JVEC_AT(*v, ck_lid, v->n);
+        sorted = sorted && (v->n == 0 || x[-1].id < l->id);
+        x->id = l->id;
+        x->idx = i;
+        v->n++;
+    }
+    if (!sorted)
+        qsort(v->p, v->n, sizeof(ck_lid), by_lid);
+    return 0;
+}
+
 static int write_leases(dls_judge *j, ck_out *o)
 {
     jvec v = {0};
-    int rc = jvec_reserve(&v, sizeof(uint32_t), j->live ? j->live : 1);
-    if (rc)
-        return rc;
-    for (uint32_t i = 0; i < j->leases.next; i++)
-        if (jl_lease_at(j, i)->flags & JL_USED)
-            JVEC_AT(v, uint32_t, v.n++) = i;
-    jl_sort_by_id(j, &v);
+    int rc = leases_by_id(j, &v);
     for (size_t k = 0; k < v.n && !rc; k++) {
-        jl_lease *l = jl_lease_at(j, JVEC_AT(v, uint32_t, k));
+        jl_lease *l = jl_lease_at(j, JVEC_AT(v, ck_lid, k).idx);
         jl_normalize(j, l);
         const jl_subject *s = jl_subject_at(j, l->subject);
         const jl_party *h = jl_party_at(j, l->holder);
@@ -127,44 +202,47 @@ static int write_leases(dls_judge *j, ck_out *o)
         dls_pk b;
         dls_pk_init(&b, o->buf, DLS_RECORD_MAX);
         msgpack_pack_map(&b.pk, 15);
-        dls_pk_cstr(&b, "dao.ckpt/lease");
+        PK_KEY(&b, "dao.ckpt/lease");
         dls_pk_uint(&b, l->id);
-        dls_pk_cstr(&b, "dao.ckpt/subject");
+        PK_KEY(&b, "dao.ckpt/subject");
         dls_pk_bin(&b, jl_subject_bytes(s), s->len);
-        dls_pk_cstr(&b, "dao.ckpt/holder");
+        PK_KEY(&b, "dao.ckpt/holder");
         dls_pk_str(&b, h->name, h->len);
-        dls_pk_cstr(&b, "dao.ckpt/mode");
-        dls_pk_cstr(&b, (l->flags & JL_SHARED) ? "shared" : "exclusive");
-        dls_pk_cstr(&b, "dao.ckpt/medium");
+        PK_KEY(&b, "dao.ckpt/mode");
+        if (l->flags & JL_SHARED)
+            PK_KEY(&b, "shared");
+        else
+            PK_KEY(&b, "exclusive");
+        PK_KEY(&b, "dao.ckpt/medium");
         if (l->medium == JL_NO_MEDIUM)
             msgpack_pack_nil(&b.pk);
         else
             dls_pk_bin(&b, j->media[l->medium].id, DLS_MEDIUM_ID_LEN);
-        dls_pk_cstr(&b, "dao.ckpt/duration");
+        PK_KEY(&b, "dao.ckpt/duration");
         pk_dur(&b, l->duration_ns);
-        dls_pk_cstr(&b, "dao.ckpt/max");
+        PK_KEY(&b, "dao.ckpt/max");
         if (l->flags & JL_CAPPED)
             pk_dur(&b, jl_max_ns(j, l));
         else
             msgpack_pack_nil(&b.pk);
-        dls_pk_cstr(&b, "dao.ckpt/start");
+        PK_KEY(&b, "dao.ckpt/start");
         dls_pk_uint(&b, l->tenure_start);
-        dls_pk_cstr(&b, "dao.ckpt/last");
+        PK_KEY(&b, "dao.ckpt/last");
         dls_pk_uint(&b, l->last_obs);
-        dls_pk_cstr(&b, "dao.ckpt/resumed");
+        PK_KEY(&b, "dao.ckpt/resumed");
         pk_ns_or_nil(&b, unknown, (l->flags & JL_UNKNOWN) ? l->resumed : j->ck_now);
-        dls_pk_cstr(&b, "dao.ckpt/seq");
+        PK_KEY(&b, "dao.ckpt/seq");
         dls_pk_uint(&b, l->last_seq);
-        dls_pk_cstr(&b, "dao.ckpt/released");
+        PK_KEY(&b, "dao.ckpt/released");
         pk_bool(&b, (l->flags & JL_RELEASED) != 0);
-        dls_pk_cstr(&b, "dao.ckpt/commit");
+        PK_KEY(&b, "dao.ckpt/commit");
         pk_bool(&b, (l->flags & JL_COMMIT) != 0);
-        dls_pk_cstr(&b, "dao.ckpt/pending");
+        PK_KEY(&b, "dao.ckpt/pending");
         if (l->flags & JL_PENDING)
             dls_pk_cstr(&b, dls_cause_name((dls_cause)l->cause));
         else
             msgpack_pack_nil(&b.pk);
-        dls_pk_cstr(&b, "dao.ckpt/proposal");
+        PK_KEY(&b, "dao.ckpt/proposal");
         msgpack_pack_nil(&b.pk); /* not kept in the ledger: docs/checkpoints.md */
         rc = ck_emit(o, &b);
     }
@@ -173,11 +251,10 @@ static int write_leases(dls_judge *j, ck_out *o)
 }
 
 /* Subject refs sorted by their bytes (shorter first on a common prefix). */
-static const dls_judge *g_sort_j;
-static int by_bytes(const void *a, const void *b)
+static int by_bytes(const void *a, const void *b, void *ctx)
 {
-    const jl_subject *x = jl_subject_at(g_sort_j, *(const uint32_t *)a);
-    const jl_subject *y = jl_subject_at(g_sort_j, *(const uint32_t *)b);
+    const jl_subject *x = jl_subject_at(ctx, *(const uint32_t *)a);
+    const jl_subject *y = jl_subject_at(ctx, *(const uint32_t *)b);
     size_t n = x->len < y->len ? x->len : y->len;
     int c = memcmp(jl_subject_bytes(x), jl_subject_bytes(y), n);
     return c ? c : (x->len > y->len) - (x->len < y->len);
@@ -192,9 +269,8 @@ static int subjects_where(dls_judge *j, jvec *v, bool delayed)
         if (jvec_push(v, sizeof(uint32_t), &i))
             return DLS_ERR_NOMEM;
     }
-    g_sort_j = j;
     if (v->n > 1)
-        qsort(v->p, v->n, sizeof(uint32_t), by_bytes);
+        qsort_r(v->p, v->n, sizeof(uint32_t), by_bytes, j);
     return 0;
 }
 
@@ -238,25 +314,25 @@ static int write_waiters_delays(dls_judge *j, ck_out *o)
             dls_pk b;
             dls_pk_init(&b, o->buf, DLS_RECORD_MAX);
             msgpack_pack_map(&b.pk, 8);
-            dls_pk_cstr(&b, "dao.ckpt/waiter");
+            PK_KEY(&b, "dao.ckpt/waiter");
             dls_pk_raw(&b, w->p.proposal, w->p.plen);
-            dls_pk_cstr(&b, "dao.ckpt/subject");
+            PK_KEY(&b, "dao.ckpt/subject");
             dls_pk_bin(&b, jl_subject_bytes(s), s->len);
-            dls_pk_cstr(&b, "dao.ckpt/holder");
+            PK_KEY(&b, "dao.ckpt/holder");
             dls_pk_str(&b, h->name, h->len);
-            dls_pk_cstr(&b, "dao.ckpt/medium");
+            PK_KEY(&b, "dao.ckpt/medium");
             dls_pk_bin(&b, j->media[w->p.medium].id, DLS_MEDIUM_ID_LEN);
-            dls_pk_cstr(&b, "dao.ckpt/mode");
+            PK_KEY(&b, "dao.ckpt/mode");
             dls_pk_cstr(&b, w->p.has_mode && w->p.mode == DLS_MODE_SHARED ? "shared"
                                                                            : "exclusive");
-            dls_pk_cstr(&b, "dao.ckpt/duration");
+            PK_KEY(&b, "dao.ckpt/duration");
             if (w->p.has_ask)
                 dls_pk_duration(&b, &w->p.ask);
             else
                 msgpack_pack_nil(&b.pk);
-            dls_pk_cstr(&b, "dao.ckpt/bound");
+            PK_KEY(&b, "dao.ckpt/bound");
             dls_pk_uint(&b, w->bound);
-            dls_pk_cstr(&b, "dao.ckpt/arrival");
+            PK_KEY(&b, "dao.ckpt/arrival");
             /* [pass, medium index, position, index]: the ledger keeps the
              * drain order only: index is the rank in it (docs/checkpoints.md). */
             msgpack_pack_array(&b.pk, 4);
@@ -275,9 +351,9 @@ static int write_waiters_delays(dls_judge *j, ck_out *o)
         dls_pk b;
         dls_pk_init(&b, o->buf, DLS_RECORD_MAX);
         msgpack_pack_map(&b.pk, 2);
-        dls_pk_cstr(&b, "dao.ckpt/delay");
+        PK_KEY(&b, "dao.ckpt/delay");
         dls_pk_bin(&b, jl_subject_bytes(s), s->len);
-        dls_pk_cstr(&b, "dao.ckpt/until");
+        PK_KEY(&b, "dao.ckpt/until");
         dls_pk_uint(&b, dls_add_sat(jl_subx_peek(j, s)->delay_start, j->lock_delay));
         rc = ck_emit(o, &b);
     }
@@ -286,20 +362,20 @@ static int write_waiters_delays(dls_judge *j, ck_out *o)
     return rc;
 }
 
-static int by_party(const void *a, const void *b)
+static int by_party(const void *a, const void *b, void *ctx)
 {
-    const jl_party *x = jl_party_at(g_sort_j, *(const uint32_t *)a);
-    const jl_party *y = jl_party_at(g_sort_j, *(const uint32_t *)b);
+    const jl_party *x = jl_party_at(ctx, *(const uint32_t *)a);
+    const jl_party *y = jl_party_at(ctx, *(const uint32_t *)b);
     size_t n = x->len < y->len ? x->len : y->len;
     int c = memcmp(x->name, y->name, n);
     return c ? c : (x->len > y->len) - (x->len < y->len);
 }
 
-static int by_medium_id(const void *a, const void *b)
+static int by_medium_id(const void *a, const void *b, void *ctx)
 {
+    const dls_judge *j = ctx;
     const jl_pseq *x = a, *y = b;
-    return memcmp(g_sort_j->media[x->medium].id, g_sort_j->media[y->medium].id,
-                  DLS_MEDIUM_ID_LEN);
+    return memcmp(j->media[x->medium].id, j->media[y->medium].id, DLS_MEDIUM_ID_LEN);
 }
 
 static int write_authors(dls_judge *j, ck_out *o)
@@ -309,9 +385,8 @@ static int write_authors(dls_judge *j, ck_out *o)
     for (uint32_t i = 0; i < j->parties.n && !rc; i++)
         if (jl_party_at(j, i)->npseq)
             rc = jvec_push(&v, sizeof(uint32_t), &i);
-    g_sort_j = j;
     if (!rc && v.n > 1)
-        qsort(v.p, v.n, sizeof(uint32_t), by_party);
+        qsort_r(v.p, v.n, sizeof(uint32_t), by_party, j);
     for (size_t k = 0; k < v.n && !rc; k++) {
         const jl_party *pa = jl_party_at(j, JVEC_AT(v, uint32_t, k));
         s.n = 0;
@@ -319,8 +394,7 @@ static int write_authors(dls_judge *j, ck_out *o)
             break;
         memcpy(s.p, pa->pseq, pa->npseq * sizeof(jl_pseq));
         s.n = pa->npseq;
-        g_sort_j = j;
-        qsort(s.p, s.n, sizeof(jl_pseq), by_medium_id);
+        qsort_r(s.p, s.n, sizeof(jl_pseq), by_medium_id, j);
         for (size_t q = 0; q < s.n && !rc; q++) {
             const jl_pseq *ps = &JVEC_AT(s, jl_pseq, q);
             if (ps->medium >= j->nmedia)
@@ -328,11 +402,11 @@ static int write_authors(dls_judge *j, ck_out *o)
             dls_pk b;
             dls_pk_init(&b, o->buf, DLS_RECORD_MAX);
             msgpack_pack_map(&b.pk, 3);
-            dls_pk_cstr(&b, "dao.ckpt/author");
+            PK_KEY(&b, "dao.ckpt/author");
             dls_pk_str(&b, pa->name, pa->len);
-            dls_pk_cstr(&b, "dao.ckpt/medium");
+            PK_KEY(&b, "dao.ckpt/medium");
             dls_pk_bin(&b, j->media[ps->medium].id, DLS_MEDIUM_ID_LEN);
-            dls_pk_cstr(&b, "dao.ckpt/seq");
+            PK_KEY(&b, "dao.ckpt/seq");
             dls_pk_uint(&b, ps->seq);
             rc = ck_emit(o, &b);
         }
@@ -351,47 +425,40 @@ static int io_fail(dls_where *w, int e, const char *reason)
     return DLS_ERR_IO;
 }
 
-/* Writes the payloads to tmp, syncs, renames to final, syncs the folder. */
-static int write_file(const char *dir, const char *tmp, const char *final, ck_out *o,
-                      uint64_t *bytes, dls_where *w)
+/* Creates tmp (a torn attempt a crash left there is never committed:
+ * replaced) for o's appends. */
+static int ck_open(ck_out *o, const char *tmp, dls_where *w)
 {
-    unlink(tmp); /* a torn attempt left by a crash: never committed */
+    o->fd = -1;
+    o->w = w;
+    unlink(tmp);
     dls_medium_settings ms;
     dls_medium_settings_default(&ms);
-    ms.sync = DLS_SYNC_NONE; /* one fsync of the whole file below */
+    ms.sync = DLS_SYNC_NONE; /* one fdatasync of the whole file in ck_close */
     ms.exclusive = true;
-    dls_medium *m;
-    int rc = dls_medium_create(&m, DLS_MEDIUM_FILE, tmp, &ms, w);
-    if (rc)
-        return rc;
-    size_t count = o->lens.n, off = 0;
-    const uint8_t **recs = malloc((count < CK_CHUNK ? count : CK_CHUNK) * sizeof *recs + 1);
-    if (!recs) {
-        dls_medium_del(m);
-        unlink(tmp);
-        return DLS_ERR_NOMEM;
-    }
-    for (size_t i = 0; i < count && !rc; i += CK_CHUNK) {
-        size_t k = count - i < CK_CHUNK ? count - i : CK_CHUNK;
-        for (size_t q = 0; q < k; q++) {
-            recs[q] = (const uint8_t *)o->bytes.p + off;
-            off += JVEC_AT(o->lens, size_t, i + q);
-        }
-        uint64_t first;
-        rc = dls_medium_append_batch(m, recs, &JVEC_AT(o->lens, size_t, i), k, &first, w);
-    }
-    free(recs);
-    dls_medium_del(m);
-    if (!rc) { /* durable before it is renamed into place and committed */
-        int fd = open(tmp, O_RDONLY | O_CLOEXEC);
-        if (fd < 0 || fdatasync(fd) != 0)
-            rc = io_fail(w, errno, "the checkpoint cannot be synced");
-        if (fd >= 0)
-            close(fd);
-    }
-    struct stat stt;
-    if (!rc && stat(tmp, &stt) == 0)
-        *bytes = (uint64_t)stt.st_size;
+    int rc = dls_medium_create(&o->m, DLS_MEDIUM_FILE, tmp, &ms, w);
+    if (!rc && (o->fd = open(tmp, O_RDONLY | O_CLOEXEC)) < 0)
+        rc = io_fail(w, errno, "the checkpoint cannot be opened to be synced");
+    return rc;
+}
+
+/* Appends what is buffered, syncs, renames tmp to final and syncs the
+ * folder; on failure (or when rc is one already) removes tmp. */
+static int ck_close(ck_out *o, int rc, const char *dir, const char *tmp, const char *final,
+                    uint64_t *bytes, dls_where *w)
+{
+    if (!rc)
+        rc = ck_flush(o);
+    dls_medium_del(o->m);
+    o->m = NULL;
+    if (!rc && fdatasync(o->fd) != 0) /* durable before renamed and committed */
+        rc = io_fail(w, errno, "the checkpoint cannot be synced");
+    struct stat st;
+    if (!rc && fstat(o->fd, &st) == 0)
+        *bytes = (uint64_t)st.st_size;
+    if (o->fd >= 0)
+        close(o->fd);
+    o->fd = -1;
     if (!rc && rename(tmp, final) != 0)
         rc = io_fail(w, errno, "the checkpoint cannot be renamed into place");
     if (!rc) {
@@ -484,25 +551,29 @@ int dls_judge_checkpoint(dls_judge *j, const char *dir, dls_judge_checkpoint_inf
     char *final = malloc(dl + 32), *tmp = malloc(dl + 36);
     ck_out o;
     memset(&o, 0, sizeof o);
+    o.fd = -1;
     o.buf = malloc(DLS_RECORD_MAX);
     rc = final && tmp && o.buf ? 0 : DLS_ERR_NOMEM;
     if (!rc) {
         sprintf(final, "%s/%020llu.dls", dir, (unsigned long long)j->ck_pass);
         sprintf(tmp, "%s.tmp", final);
-        crypto_generichash_init(&o.h, NULL, 0, DLS_CKPT_DIGEST_LEN);
-        rc = write_header(j, &o);
+        rc = dls_ckhash_new(&o.h);
+        if (!rc)
+            rc = ck_open(&o, tmp, w);
+        if (!rc)
+            rc = write_header(j, &o);
+        if (!rc)
+            rc = write_leases(j, &o);
+        if (!rc)
+            rc = write_waiters_delays(j, &o);
+        if (!rc)
+            rc = write_authors(j, &o);
+        if (o.m || o.fd >= 0)
+            rc = ck_close(&o, rc, dir, tmp, final, &info->bytes, w);
     }
+    dls_ckhash_final(o.h, rc ? NULL : info->digest);
     if (!rc)
-        rc = write_leases(j, &o);
-    if (!rc)
-        rc = write_waiters_delays(j, &o);
-    if (!rc)
-        rc = write_authors(j, &o);
-    if (!rc) {
-        crypto_generichash_final(&o.h, info->digest, DLS_CKPT_DIGEST_LEN);
-        info->records = o.lens.n;
-        rc = write_file(dir, tmp, final, &o, &info->bytes, w);
-    }
+        info->records = o.records;
     if (!rc)
         rc = commit(j, j->ck_pass, info->digest, info->records, &info->commit_position);
     if (!rc)
@@ -511,6 +582,7 @@ int dls_judge_checkpoint(dls_judge *j, const char *dir, dls_judge_checkpoint_inf
         info->records = 0;
     jvec_free(&o.bytes);
     jvec_free(&o.lens);
+    jvec_free(&o.recs);
     free(o.buf);
     free(final);
     free(tmp);

@@ -318,7 +318,15 @@ static int load_file(dls_judge *j, const char *dir, uint64_t n, uint64_t committ
     /* at most `committed` leases and subjects: size the indexes once (a
      * failure only leaves them to grow as they go) */
     (void)jl_ledger_reserve(j, committed > UINT32_MAX ? UINT32_MAX : (uint32_t)committed);
+    /* the lease-id index is built once at the end, front to back
+     * (jl_ledger_bulk): nothing looks a lease up by id while loading */
+    (void)jvec_reserve(&j->by_id_bulk, sizeof(uint64_t),
+                       committed > UINT32_MAX ? UINT32_MAX : (size_t)committed);
+    jl_ledger_bulk(j, true);
     int rc = dls_checkpoint_read(dir, n, load_record, &x, digest, records, NULL);
+    int brc = jl_ledger_bulk(j, false);
+    if (!rc)
+        rc = brc;
     if (!rc)
         rc = index_props(j);
     return rc;

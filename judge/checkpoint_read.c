@@ -15,6 +15,7 @@
 
 #include "daolease/checkpoint.h"
 #include "daolease/stream.h"
+#include "judge/ckhash.h"
 
 static int by_asc(const void *a, const void *b)
 {
@@ -117,17 +118,19 @@ int dls_checkpoint_read(const char *dir, uint64_t pass, dls_ckpt_record_fn fn, v
         dls_medium_del(m);
         return rc;
     }
-    crypto_generichash_state h;
-    crypto_generichash_init(&h, NULL, 0, DLS_CKPT_DIGEST_LEN);
+    dls_ckhash *h = NULL;
+    if ((rc = dls_ckhash_new(&h)) != 0) {
+        dls_cursor_del(c);
+        dls_medium_del(m);
+        return rc;
+    }
     uint64_t count = 0;
     for (;;) {
         dls_record rec;
         if (dls_cursor_next(c, &rec, NULL) != DLS_NEXT_OK)
             break;
-        uint8_t le[4] = {(uint8_t)rec.n, (uint8_t)(rec.n >> 8), (uint8_t)(rec.n >> 16),
-                         (uint8_t)(rec.n >> 24)};
-        crypto_generichash_update(&h, le, 4);
-        crypto_generichash_update(&h, rec.p, rec.n);
+        if ((rc = dls_ckhash_add(h, rec.p, rec.n)) != 0)
+            break;
         dls_ckpt_rec r;
         if ((rc = dls_ckpt_decode(rec.p, rec.n, &r, w)) != 0) {
             if (w)
@@ -145,7 +148,7 @@ int dls_checkpoint_read(const char *dir, uint64_t pass, dls_ckpt_record_fn fn, v
     dls_cursor_del(c);
     dls_medium_del(m);
     uint8_t got[DLS_CKPT_DIGEST_LEN];
-    crypto_generichash_final(&h, got, sizeof got);
+    dls_ckhash_final(h, got);
     if (digest)
         memcpy(digest, got, sizeof got);
     if (records)

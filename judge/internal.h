@@ -341,6 +341,8 @@ struct dls_judge {
     jtab capped_index;      /* lease id -> capped index */
     jvec parties;           /* jl_party */
     jtab by_id, by_party;
+    jvec by_id_bulk;        /* uint64_t jtab slots not yet in by_id (jl_ledger_bulk) */
+    bool bulk;
     jset by_subject;
     jheap deadlines;        /* lease refs: lower bounds of deadlines */
     jheap waitheap;         /* waiter refs: refusal readings */
@@ -456,6 +458,11 @@ int jl_ledger_init(dls_judge *j);
  * 0 or DLS_ERR_NOMEM (the indexes unchanged: they still grow on demand). */
 int jl_ledger_reserve(dls_judge *j, uint32_t n);
 void jl_ledger_free(dls_judge *j);
+/* Bulk loading (restart from a checkpoint): between jl_ledger_bulk(j, true)
+ * and jl_ledger_bulk(j, false) new leases are indexed by id only at the
+ * end, all at once (jtab_insert_bulk); jl_lease_find does not see them
+ * meanwhile. The second call answers 0 or DLS_ERR_NOMEM. */
+int jl_ledger_bulk(dls_judge *j, bool on);
 
 uint32_t jl_lease_find(const dls_judge *j, uint64_t id);
 /* The same in two steps, so a caller can prefetch a run of lookups:

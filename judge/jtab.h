@@ -13,9 +13,11 @@
  *   jtab: 8-byte slots, the hash and the reference + 1 (0 = empty): a probe
  *         compares hashes before asking the callback (lookups on the hot
  *         path: lease ids).
- *   jset: 4-byte slots, the reference + 1 only: every probe asks the
- *         callback, and growing or deleting asks the caller for an entry's
- *         hash (lookups off the hot path: subjects).
+ *   jset: 4-byte slots, the reference + 1 in the low 26 bits and 6 bits
+ *         of the hash above them: a probe asks the callback only when those
+ *         6 bits match (1 in 64 of the others), and growing or deleting
+ *         asks the caller for an entry's hash (subjects). References stop
+ *         at JSET_REF_MAX.
  *
  * Internal to the judge.
  */
@@ -51,6 +53,17 @@ int jtab_insert(jtab *t, uint32_t h, uint32_t ref);
 /* Grows t, once, to the capacity its growth would reach holding n entries
  * (so n inserts rehash nothing). 0 or DLS_ERR_NOMEM (t unchanged). */
 int jtab_reserve(jtab *t, uint32_t n);
+/* A slot of hash h and reference ref, for jtab_insert_bulk. */
+static inline uint64_t jtab_slot(uint32_t h, uint32_t ref)
+{
+    return ((uint64_t)h << 32) | (uint64_t)(ref + 1u);
+}
+/* Inserts the n slots (jtab_slot; the caller has checked every one is
+ * absent) at once: grows t once, then places them in the order of their
+ * first slots, so the table is written front to back instead of one
+ * cache miss an entry (restart from a checkpoint). Reorders slots[].
+ * 0 or DLS_ERR_NOMEM (t unchanged). */
+int jtab_insert_bulk(jtab *t, uint64_t *slots, size_t n);
 /* Removes the slot holding ref (with hash h); no-op when absent. */
 void jtab_remove(jtab *t, uint32_t h, uint32_t ref);
 size_t jtab_bytes(const jtab *t);
@@ -61,6 +74,10 @@ static inline void jtab_prefetch(const jtab *t, uint32_t h)
     if (t->cap)
         __builtin_prefetch(&t->slots[jtab_home(h, t->cap)]);
 }
+
+#define JSET_REF_BITS 26
+/* The first reference a jset cannot hold (2^26 - 1). */
+#define JSET_REF_MAX ((1u << JSET_REF_BITS) - 1u)
 
 typedef struct jset {
     uint32_t *slots;
@@ -74,7 +91,7 @@ typedef uint32_t (*jset_hash_fn)(const void *ctx, uint32_t ref);
 void jset_free(jset *t);
 uint32_t jset_find(const jset *t, uint32_t h, jtab_eq_fn eq, const void *ctx, const void *key);
 /* Inserts ref (hash h); the caller has checked it is absent. Growing asks
- * hash() for every entry. 0 or DLS_ERR_NOMEM. */
+ * hash() for every entry. 0, or DLS_ERR_NOMEM (also for ref >= JSET_REF_MAX). */
 int jset_insert(jset *t, uint32_t h, uint32_t ref, jset_hash_fn hash, const void *ctx);
 /* As jtab_reserve. */
 int jset_reserve(jset *t, uint32_t n, jset_hash_fn hash, const void *ctx);

@@ -186,6 +186,8 @@ void jl_ledger_free(dls_judge *j)
     jvec_free(&j->capped);
     jtab_free(&j->capped_index);
     jtab_free(&j->by_id);
+    jvec_free(&j->by_id_bulk);
+    j->bulk = false;
     jset_free(&j->by_subject);
     jtab_free(&j->by_party);
     jheap_free(&j->deadlines);
@@ -193,6 +195,27 @@ void jl_ledger_free(dls_judge *j)
     jheap_free(&j->delays);
     jo_free(j);
     ja_run_free(j);
+}
+
+int jl_ledger_bulk(dls_judge *j, bool on)
+{
+    if (on) {
+        j->bulk = true;
+        return 0;
+    }
+    j->bulk = false;
+    int rc = jtab_insert_bulk(&j->by_id, j->by_id_bulk.p, j->by_id_bulk.n);
+    jvec_free(&j->by_id_bulk);
+    return rc;
+}
+
+/* Indexes lease i by its id's hash h, now or at the end of a bulk load. */
+static int index_id(dls_judge *j, uint32_t h, uint32_t i)
+{
+    if (!j->bulk)
+        return jtab_insert(&j->by_id, h, i);
+    uint64_t slot = jtab_slot(h, i);
+    return jvec_push(&j->by_id_bulk, sizeof slot, &slot);
 }
 
 uint32_t jl_lease_find(const dls_judge *j, uint64_t id)
@@ -407,7 +430,7 @@ int jl_lease_add(dls_judge *j, const jl_terms *t, uint32_t *idx)
     if (!rc && t->max_ns)
         rc = capped_add(j, t->id, t->max_ns);
     if (!rc) {
-        rc = jtab_insert(&j->by_id, h, i);
+        rc = index_id(j, h, i);
         if (rc && t->max_ns)
             capped_remove(j, t->id);
     }

@@ -21,6 +21,7 @@
 #include "daolease/judge.h"
 #include "daolease/medium_impl.h"
 #include "daolease/stream.h"
+#include "judge/ckhash.h"
 #include "judge/internal.h"
 
 static uint64_t rnd_state = 0x9e3779b97f4a7c15u;
@@ -104,6 +105,144 @@ static void test_indexes_against_model(void **state)
         jtab_free(&t);
         jset_free(&s);
     }
+}
+
+/* A jset probe asks the caller's callback only for slots whose 6 tag bits
+ * (the hash's low bits) match: entries that all share one home slot but
+ * differ in those bits cost no callback on a miss (docs/judge.md, Sizing;
+ * issue 17, restart at 10^6); references stop at JSET_REF_MAX. */
+static unsigned g_eq_calls;
+static bool eq_counted(const void *ctx, uint32_t ref, const void *key)
+{
+    g_eq_calls++;
+    return eq_u32(ctx, ref, key);
+}
+static uint32_t tag_hash(const void *ctx, uint32_t ref)
+{
+    (void)ctx;
+    return 0x80000000u | (ref % 64); /* one home, 64 tags */
+}
+static void test_jset_tags_skip_callbacks(void **state)
+{
+    (void)state;
+    jset s = {0};
+    for (uint32_t r = 0; r < 63; r++) /* tags 0 ... 62 */
+        assert_int_equal(jset_insert(&s, tag_hash(NULL, r), r, tag_hash, NULL), 0);
+    g_eq_calls = 0;
+    uint32_t absent = 63; /* tag 63: no entry has it */
+    assert_int_equal(jset_find(&s, tag_hash(NULL, absent), eq_counted, NULL, &absent), JNIL);
+    assert_int_equal(g_eq_calls, 0);
+    for (uint32_t r = 0; r < 63; r++) {
+        g_eq_calls = 0;
+        uint32_t h = tag_hash(NULL, r);
+        assert_int_equal(jset_find(&s, h, eq_counted, NULL, &r), r);
+        assert_int_equal(g_eq_calls, 1); /* only the entry with its tag */
+    }
+    /* a key of a present tag but absent: one callback, for that entry */
+    uint32_t other = 64 + 5, h = tag_hash(NULL, other);
+    g_eq_calls = 0;
+    assert_int_equal(jset_find(&s, h, eq_counted, NULL, &other), JNIL);
+    assert_int_equal(g_eq_calls, 1);
+    /* removal by backward shift keeps the tags: every other entry found */
+    jset_remove(&s, tag_hash(NULL, 10), 10, tag_hash, NULL);
+    for (uint32_t r = 0; r < 63; r++) {
+        uint32_t hr = tag_hash(NULL, r);
+        assert_int_equal(jset_find(&s, hr, eq_u32, NULL, &r), r == 10 ? JNIL : r);
+    }
+    assert_int_equal(jset_insert(&s, 7, JSET_REF_MAX, tag_hash, NULL), DLS_ERR_NOMEM);
+    assert_int_equal(jset_insert(&s, 7, JSET_REF_MAX - 1, tag_hash, NULL), 0);
+    uint32_t big = JSET_REF_MAX - 1;
+    assert_int_equal(jset_find(&s, 7, eq_u32, NULL, &big), big);
+    jset_free(&s);
+}
+
+/* jtab_insert_bulk (restart from a checkpoint, docs/judge.md Sizing):
+ * slots inserted at once into a table that already holds some are all
+ * found, with the capacity one-by-one inserts would reach, and hashes
+ * that cluster at the table's end (probe chains wrapping) included. */
+static void test_jtab_bulk_matches_inserts(void **state)
+{
+    (void)state;
+    enum { OLD = 1000, N = 20000 };
+    for (int mode = 0; mode < 2; mode++) {
+        jtab one = {0}, bulk = {0};
+        uint64_t *slots = malloc(N * sizeof *slots);
+        assert_non_null(slots);
+        for (uint32_t r = 0; r < OLD + N; r++) {
+            uint32_t h = mode ? 0xffffff00u + (r % 200) : rnd();
+            assert_int_equal(jtab_insert(&one, h, r), 0);
+            if (r < OLD)
+                assert_int_equal(jtab_insert(&bulk, h, r), 0);
+            else
+                slots[r - OLD] = jtab_slot(h, r);
+        }
+        assert_int_equal(jtab_insert_bulk(&bulk, slots, N), 0);
+        assert_int_equal(bulk.count, OLD + N);
+        assert_int_equal(bulk.cap, one.cap);
+        /* the same set of slots, wherever each landed */
+        uint64_t sum_one = 0, sum_bulk = 0;
+        for (uint32_t i = 0; i < one.cap; i++) {
+            sum_one += one.slots[i] * 0x9e3779b97f4a7c15u;
+            sum_bulk += bulk.slots[i] * 0x9e3779b97f4a7c15u;
+        }
+        assert_true(sum_one == sum_bulk);
+        for (uint32_t i = 0; i < one.cap; i++) {
+            uint64_t sl = bulk.slots[i];
+            if (!sl)
+                continue;
+            uint32_t ref = (uint32_t)sl - 1u;
+            assert_int_equal(jtab_find(&bulk, (uint32_t)(sl >> 32), eq_u32, NULL, &ref), ref);
+        }
+        free(slots);
+        jtab_free(&one);
+        jtab_free(&bulk);
+    }
+}
+
+/* judge.md rev 4, Checkpoints, Commit: the digest hashed beside the
+ * caller (judge/ckhash.c: chunks handed to a second thread once there is
+ * more than one) equals BLAKE2b-256 over the payloads each preceded by its
+ * length (4 bytes LE), computed in one call — for no payload, a few
+ * (no thread), and ~10 MiB of payloads of every size up to a record's
+ * largest (chunks handed over, a payload that does not fit the chunk's
+ * end). */
+static void test_ckhash_equals_one_pass(void **state)
+{
+    (void)state;
+    static const size_t totals[] = {0, 3, 12000};
+    uint8_t *payload = malloc(65536);
+    assert_non_null(payload);
+    for (size_t i = 0; i < 65536; i++)
+        payload[i] = (uint8_t)(i * 131u + 7u);
+    for (size_t t = 0; t < sizeof totals / sizeof totals[0]; t++) {
+        dls_ckhash *h;
+        assert_int_equal(dls_ckhash_new(&h), 0);
+        crypto_generichash_state ref;
+        crypto_generichash_init(&ref, NULL, 0, 32);
+        size_t bytes = 0;
+        for (size_t k = 0; k < totals[t]; k++) {
+            size_t n = k % 97 == 0 ? 65536 - (k % 5) : 1 + rnd() % 300;
+            const uint8_t *p = payload + (65536 - n) / 2;
+            assert_int_equal(dls_ckhash_add(h, p, n), 0);
+            uint8_t le[4] = {(uint8_t)n, (uint8_t)(n >> 8), (uint8_t)(n >> 16), (uint8_t)(n >> 24)};
+            crypto_generichash_update(&ref, le, 4);
+            crypto_generichash_update(&ref, p, n);
+            bytes += 4 + n;
+        }
+        if (t == 2)
+            assert_true(bytes > (8u << 20)); /* more than two chunks */
+        uint8_t got[32], want[32];
+        dls_ckhash_final(h, got);
+        crypto_generichash_final(&ref, want, 32);
+        assert_memory_equal(got, want, 32);
+    }
+    /* abandoned part way: nothing leaks, no digest */
+    dls_ckhash *h;
+    assert_int_equal(dls_ckhash_new(&h), 0);
+    for (int k = 0; k < 200; k++)
+        assert_int_equal(dls_ckhash_add(h, payload, 65536), 0);
+    dls_ckhash_final(h, NULL);
+    free(payload);
 }
 
 /* The capacity after growing past 10^6 * 0.7 entries is 1.5 * 2^20, not
@@ -532,6 +671,9 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_indexes_against_model),
         cmocka_unit_test(test_index_capacity_at_a_million),
+        cmocka_unit_test(test_jset_tags_skip_callbacks),
+        cmocka_unit_test(test_jtab_bulk_matches_inserts),
+        cmocka_unit_test(test_ckhash_equals_one_pass),
         cmocka_unit_test(test_reserve_matches_growth),
         cmocka_unit_test(test_entry_sizes),
         cmocka_unit_test(test_subjects_inline_and_out_of_line),
