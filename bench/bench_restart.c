@@ -1,7 +1,8 @@
 /* bench_restart: restart of a judge from a checkpoint vs by full replay
  * (judge.md rev 4, Checkpoints; issue 17 "Measure").
  *
- * A judge on a file journal and one segmented lease-fact medium (8 MiB
+ * A judge on a segmented journal (16 MiB segments; BENCH_RESTART_JOURNAL=file
+ * for a plain file) and one segmented lease-fact medium (8 MiB
  * segments: a cursor made at a position walks only the segment holding
  * it, where a plain file is walked from its start) grants N leases
  * (owner grants, 10,000 a pass; 16-byte subjects and holder names), then
@@ -22,7 +23,12 @@
  *   checkpoint_write_thread_cpu_s_<N>_h<H>, restart_checkpoint_thread_cpu_s_<N>_h<H>
  *                                      CPU seconds of the calling thread alone
  *                                      (the digest is hashed on a second one)
- *   restart_history_ratio_<N>          checkpoint restart CPU seconds at the
+ *   restart_trimmed_s|cpu_s|thread_cpu_s_<N>_h<H>
+ *                                      the same restart after prune and trim
+ *                                      (two checkpoints kept; the journal
+ *                                      keeps what follows the older one;
+ *                                      baseline: the untrimmed restart)
+ *   restart_history_ratio_<N>          trimmed restart CPU seconds at the
  *                                      last history factor over the first
  *
  *   bench_restart [N ...]     default: 100000 1000000; history 1 and 10
@@ -132,9 +138,18 @@ static void open_judge(world *w, bool create, const char *ckdir)
     dls_medium_settings_default(&ms);
     ms.sync = DLS_SYNC_DATA;
     ms.exclusive = true;
-    check(create ? dls_medium_create(&w->j, DLS_MEDIUM_FILE, w->journal, &ms, NULL)
+    /* A checkpointing judge's journal is segmented (docs/checkpoints.md,
+     * Retention): opening it for append scans its last segment only, where
+     * a plain file is scanned from its start (positions count records).
+     * BENCH_RESTART_JOURNAL=file measures a plain file. */
+    bool file = getenv("BENCH_RESTART_JOURNAL") && !strcmp(getenv("BENCH_RESTART_JOURNAL"), "file");
+    if (!file)
+        ms.segment_bytes = 16u << 20;
+    check(create ? dls_medium_create(&w->j, file ? DLS_MEDIUM_FILE : DLS_MEDIUM_SEGMENTED,
+                                     w->journal, &ms, NULL)
                  : dls_medium_open(&w->j, w->journal, DLS_OPEN_APPEND, &ms, NULL),
           "journal");
+    ms.segment_bytes = 0;
     ms.sync = DLS_SYNC_NONE;
     ms.exclusive = false;
     /* the judge only reads a lease-fact medium: opening it for reading is
@@ -268,6 +283,20 @@ static void history(world *w, size_t n, size_t factor)
     free(buf);
 }
 
+/* One renewal of lease `id` (its holder's seq), so the next pass marks. */
+static void renew_one(world *w, uint64_t id, uint64_t seq)
+{
+    dls_fact f;
+    dls_fact_renewal(&f, id, seq);
+    uint8_t fact[128], env[256];
+    size_t fn, en;
+    check(dls_fact_encode(&f, fact, sizeof fact, &fn), "encode");
+    check(dls_envelope_seal(w->holders[(id - 1) % HOLDERS], dls_medium_id(w->m), fact, fn, env,
+                            sizeof env, &en),
+          "seal");
+    check(dls_medium_append(w->m, env, en, NULL, NULL), "append");
+}
+
 static double run(size_t n, size_t factor)
 {
     world w;
@@ -286,6 +315,11 @@ static double run(size_t n, size_t factor)
     pass(&w); /* a pass after the history: all drained */
     size_t live = dls_judge_live(w.judge);
     dls_judge_checkpoint_info info;
+    /* an older checkpoint first, so that the journal can be trimmed below
+     * (a trim needs two committed: docs/checkpoints.md, Retention) */
+    check(dls_judge_checkpoint(w.judge, w.ckdir, &info, NULL), "first checkpoint");
+    renew_one(&w, 1, factor + 1);
+    pass(&w);
     perf_ctl("write", "enable");
     double t0 = now_s(), c0 = cpu_s(), m0 = thread_cpu_s();
     check(dls_judge_checkpoint(w.judge, w.ckdir, &info, NULL), "checkpoint");
@@ -340,6 +374,31 @@ static double run(size_t n, size_t factor)
     snprintf(m, sizeof m, "restart_checkpoint_thread_cpu_s_%zu_h%zu", n, factor);
     line(m, mc, cc);
 
+    /* Retention as a checkpointing judge runs it (checkpoint, prune, trim):
+     * the journal keeps what follows the older checkpoint only, and a
+     * restart no longer walks the grants' history when it opens it. */
+    open_judge(&w, false, w.ckdir);
+    uint64_t before = 0;
+    check(dls_judge_prune_checkpoints(w.judge, w.ckdir, 2, NULL, NULL), "prune");
+    check(dls_judge_trim_journal(w.judge, w.ckdir, &before, NULL, NULL), "trim");
+    if (before == 0)
+        check(DLS_ERR_STATE, "the journal was not trimmed");
+    close_judge(&w);
+    t0 = now_s();
+    c0 = cpu_s();
+    m0 = thread_cpu_s();
+    open_judge(&w, false, w.ckdir);
+    double tt = now_s() - t0, ct = cpu_s() - c0, mt = thread_cpu_s() - m0;
+    if (dls_judge_live(w.judge) != live)
+        check(DLS_ERR_STATE, "live leases after restart on the trimmed journal");
+    close_judge(&w);
+    snprintf(m, sizeof m, "restart_trimmed_s_%zu_h%zu", n, factor);
+    line(m, tt, tc);
+    snprintf(m, sizeof m, "restart_trimmed_cpu_s_%zu_h%zu", n, factor);
+    line(m, ct, cc);
+    snprintf(m, sizeof m, "restart_trimmed_thread_cpu_s_%zu_h%zu", n, factor);
+    line(m, mt, ct);
+
     for (int i = 0; i < HOLDERS; i++)
         dls_secret_del(w.holders[i]);
     dls_secret_del(w.grantor);
@@ -348,7 +407,7 @@ static double run(size_t n, size_t factor)
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", w.dir);
     if (system(cmd) != 0)
         fprintf(stderr, "bench_restart: could not remove %s\n", w.dir);
-    return cc;
+    return ct;
 }
 
 int main(int argc, char **argv)

@@ -473,6 +473,11 @@ uint32_t jl_lease_find_h(const dls_judge *j, uint64_t id, uint32_t h);
 uint32_t jl_subject_find(const dls_judge *j, const uint8_t *p, size_t n);
 /* Finds or adds the subject; 0 or DLS_ERR_NOMEM. */
 int jl_subject_get(dls_judge *j, const uint8_t *p, size_t n, uint32_t *idx);
+/* The same in steps, so a loader can prefetch ahead: jl_subject_hash,
+ * jl_subject_prefetch, then jl_subject_get_h with that hash. */
+uint32_t jl_subject_hash(const dls_judge *j, const uint8_t *p, size_t n);
+void jl_subject_prefetch(const dls_judge *j, uint32_t h);
+int jl_subject_get_h(dls_judge *j, const uint8_t *p, size_t n, uint32_t h, uint32_t *idx);
 /* Frees the subject when nothing refers to it any more. */
 void jl_subject_release(dls_judge *j, uint32_t s);
 /* Interns a party name; 0 or DLS_ERR_NOMEM / DLS_ERR_INVAL. */

@@ -93,6 +93,12 @@ uint32_t jset_find(const jset *t, uint32_t h, jtab_eq_fn eq, const void *ctx, co
 /* Inserts ref (hash h); the caller has checked it is absent. Growing asks
  * hash() for every entry. 0, or DLS_ERR_NOMEM (also for ref >= JSET_REF_MAX). */
 int jset_insert(jset *t, uint32_t h, uint32_t ref, jset_hash_fn hash, const void *ctx);
+/* As jtab_prefetch. */
+static inline void jset_prefetch(const jset *t, uint32_t h)
+{
+    if (t->cap)
+        __builtin_prefetch(&t->slots[jtab_home(h, t->cap)]);
+}
 /* As jtab_reserve. */
 int jset_reserve(jset *t, uint32_t n, jset_hash_fn hash, const void *ctx);
 /* Removes ref (hash h); no-op when absent. Asks hash() for the entries the

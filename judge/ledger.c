@@ -242,7 +242,20 @@ int jl_subject_get(dls_judge *j, const uint8_t *p, size_t n, uint32_t *idx)
 {
     if (n == 0 || n > DLS_SUBJECT_MAX)
         return DLS_ERR_INVAL;
-    uint32_t h = jl_hash(j, p, n);
+    return jl_subject_get_h(j, p, n, jl_hash(j, p, n), idx);
+}
+
+uint32_t jl_subject_hash(const dls_judge *j, const uint8_t *p, size_t n)
+{
+    return jl_hash(j, p, n);
+}
+
+void jl_subject_prefetch(const dls_judge *j, uint32_t h) { jset_prefetch(&j->by_subject, h); }
+
+int jl_subject_get_h(dls_judge *j, const uint8_t *p, size_t n, uint32_t h, uint32_t *idx)
+{
+    if (n == 0 || n > DLS_SUBJECT_MAX)
+        return DLS_ERR_INVAL;
     jkey k = {p, n};
     uint32_t s = jset_find(&j->by_subject, h, subject_eq, j, &k);
     if (s != JNIL) {
