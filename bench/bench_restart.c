@@ -283,6 +283,36 @@ static void history(world *w, size_t n, size_t factor)
     free(buf);
 }
 
+/* One restart, measured: wall, process CPU and calling-thread CPU seconds,
+ * and dls_judge_new alone; the judge must come back with `live` leases. */
+typedef struct timing {
+    double wall, cpu, thread, judge_new;
+} timing;
+
+static timing timed_open(world *w, const char *ckdir, size_t live, const char *what)
+{
+    timing t;
+    double t0 = now_s(), c0 = cpu_s(), m0 = thread_cpu_s();
+    open_judge(w, false, ckdir);
+    t.wall = now_s() - t0;
+    t.cpu = cpu_s() - c0;
+    t.thread = thread_cpu_s() - m0;
+    t.judge_new = w->new_s;
+    if (dls_judge_live(w->judge) != live) {
+        fprintf(stderr, "bench_restart: %s: ", what);
+        check(DLS_ERR_STATE, "live leases");
+    }
+    close_judge(w);
+    return t;
+}
+
+static void metric(const char *name, size_t n, size_t factor, double value, double baseline)
+{
+    char m[96];
+    snprintf(m, sizeof m, "%s_%zu_h%zu", name, n, factor);
+    line(m, value, baseline);
+}
+
 /* One renewal of lease `id` (its holder's seq), so the next pass marks. */
 static void renew_one(world *w, uint64_t id, uint64_t seq)
 {
@@ -326,53 +356,26 @@ static double run(size_t n, size_t factor)
     double tw = now_s() - t0, cw = cpu_s() - c0, mw = thread_cpu_s() - m0;
     perf_ctl("write", "disable");
     close_judge(&w);
-    char m[96];
-    snprintf(m, sizeof m, "checkpoint_write_s_%zu_h%zu", n, factor);
-    line(m, tw, 1.0);
-    snprintf(m, sizeof m, "checkpoint_write_cpu_s_%zu_h%zu", n, factor);
-    line(m, cw, 1.0);
-    snprintf(m, sizeof m, "checkpoint_write_thread_cpu_s_%zu_h%zu", n, factor);
-    line(m, mw, 1.0);
-    snprintf(m, sizeof m, "checkpoint_bytes_per_lease_%zu_h%zu", n, factor);
-    line(m, live ? (double)info.bytes / (double)live : 0, 128);
+    metric("checkpoint_write_s", n, factor, tw, 1.0);
+    metric("checkpoint_write_cpu_s", n, factor, cw, 1.0);
+    metric("checkpoint_write_thread_cpu_s", n, factor, mw, 1.0);
+    metric("checkpoint_bytes_per_lease", n, factor, live ? (double)info.bytes / (double)live : 0,
+           128);
 
     perf_ctl("restart", "enable");
-    t0 = now_s();
-    c0 = cpu_s();
-    m0 = thread_cpu_s();
-    open_judge(&w, false, w.ckdir);
-    double tc = now_s() - t0, tc_new = w.new_s, cc = cpu_s() - c0, mc = thread_cpu_s() - m0;
+    timing tc = timed_open(&w, w.ckdir, live, "restart from the checkpoint");
     for (int rep = getenv("BENCH_RESTART_REPEAT") ? atoi(getenv("BENCH_RESTART_REPEAT")) : 0;
-         rep > 0; rep--) { /* for profiling the restart alone */
-        close_judge(&w);
-        open_judge(&w, false, w.ckdir);
-    }
+         rep > 0; rep--) /* for profiling the restart alone */
+        timed_open(&w, w.ckdir, live, "restart from the checkpoint");
     perf_ctl("restart", "disable");
-    if (dls_judge_live(w.judge) != live)
-        check(DLS_ERR_STATE, "live leases after restart from the checkpoint");
-    close_judge(&w);
-    double tr = 0, tr_new = 0, cr = 0;
-    if (!getenv("BENCH_RESTART_NO_REPLAY")) { /* profiling the checkpoint side only */
-        t0 = now_s();
-        c0 = cpu_s();
-        open_judge(&w, false, NULL);
-        tr = now_s() - t0;
-        cr = cpu_s() - c0;
-        tr_new = w.new_s;
-        if (dls_judge_live(w.judge) != live)
-            check(DLS_ERR_STATE, "live leases after full replay");
-        close_judge(&w);
-    }
-    snprintf(m, sizeof m, "restart_checkpoint_s_%zu_h%zu", n, factor);
-    line(m, tc, tr);
-    snprintf(m, sizeof m, "restart_replay_s_%zu_h%zu", n, factor);
-    line(m, tr, tr);
-    snprintf(m, sizeof m, "judge_new_checkpoint_s_%zu_h%zu", n, factor);
-    line(m, tc_new, tr_new);
-    snprintf(m, sizeof m, "restart_checkpoint_cpu_s_%zu_h%zu", n, factor);
-    line(m, cc, cr);
-    snprintf(m, sizeof m, "restart_checkpoint_thread_cpu_s_%zu_h%zu", n, factor);
-    line(m, mc, cc);
+    timing tr = {0};
+    if (!getenv("BENCH_RESTART_NO_REPLAY")) /* profiling the checkpoint side only */
+        tr = timed_open(&w, NULL, live, "full replay");
+    metric("restart_checkpoint_s", n, factor, tc.wall, tr.wall);
+    metric("restart_replay_s", n, factor, tr.wall, tr.wall);
+    metric("judge_new_checkpoint_s", n, factor, tc.judge_new, tr.judge_new);
+    metric("restart_checkpoint_cpu_s", n, factor, tc.cpu, tr.cpu);
+    metric("restart_checkpoint_thread_cpu_s", n, factor, tc.thread, tc.cpu);
 
     /* Retention as a checkpointing judge runs it (checkpoint, prune, trim):
      * the journal keeps what follows the older checkpoint only, and a
@@ -384,20 +387,10 @@ static double run(size_t n, size_t factor)
     if (before == 0)
         check(DLS_ERR_STATE, "the journal was not trimmed");
     close_judge(&w);
-    t0 = now_s();
-    c0 = cpu_s();
-    m0 = thread_cpu_s();
-    open_judge(&w, false, w.ckdir);
-    double tt = now_s() - t0, ct = cpu_s() - c0, mt = thread_cpu_s() - m0;
-    if (dls_judge_live(w.judge) != live)
-        check(DLS_ERR_STATE, "live leases after restart on the trimmed journal");
-    close_judge(&w);
-    snprintf(m, sizeof m, "restart_trimmed_s_%zu_h%zu", n, factor);
-    line(m, tt, tc);
-    snprintf(m, sizeof m, "restart_trimmed_cpu_s_%zu_h%zu", n, factor);
-    line(m, ct, cc);
-    snprintf(m, sizeof m, "restart_trimmed_thread_cpu_s_%zu_h%zu", n, factor);
-    line(m, mt, ct);
+    timing tt = timed_open(&w, w.ckdir, live, "restart on the trimmed journal");
+    metric("restart_trimmed_s", n, factor, tt.wall, tc.wall);
+    metric("restart_trimmed_cpu_s", n, factor, tt.cpu, tc.cpu);
+    metric("restart_trimmed_thread_cpu_s", n, factor, tt.thread, tt.cpu);
 
     for (int i = 0; i < HOLDERS; i++)
         dls_secret_del(w.holders[i]);
@@ -407,7 +400,7 @@ static double run(size_t n, size_t factor)
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", w.dir);
     if (system(cmd) != 0)
         fprintf(stderr, "bench_restart: could not remove %s\n", w.dir);
-    return ct;
+    return tt.cpu;
 }
 
 int main(int argc, char **argv)
