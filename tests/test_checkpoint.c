@@ -35,281 +35,23 @@
 #include "daolease/medium_impl.h"
 #include "daolease/stream.h"
 #include "judge/internal.h" /* a lease's evidence flag (same()) */
+#include "judge_harness.h"
 
 #define MS 1000000ull
-#define MAXM 4
-#define MAXH 8
+#define MAXM JH_MAXM
+#define MAXH JH_MAXH
 
-struct harness;
-static dls_medium *wrap_journal(struct harness *h, dls_medium *inner);
+static dls_medium *wrap_journal(harness *h, dls_medium *inner);
 
-static char *make_tmpdir(void)
-{
-    char *d = strdup("/tmp/dls-ckpt-XXXXXX");
-    assert_non_null(mkdtemp(d));
-    return d;
-}
-
-static void rm_rf(const char *dir)
-{
-    char cmd[512];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    assert_int_equal(system(cmd), 0);
-}
-
-/* An encoded str value (subjects and proposal ids). */
-typedef struct val {
-    uint8_t b[80];
-    size_t n;
-} val;
-
-static val str_val(const char *s)
-{
-    val v;
-    assert_int_equal(dls_value_str(v.b, sizeof v.b, s, strlen(s), &v.n), 0);
-    return v;
-}
-
-/* ---- the harness --------------------------------------------------------------------- */
-
-typedef struct reclaim_call {
-    uint64_t lease;
-    dls_cause cause;
-    bool commit;
-    uint64_t pass_now;
-} reclaim_call;
-
-typedef struct harness {
-    char *dir;
-    char journal_path[256];
-    dls_secret *grantor;
-    dls_keyring *kr;
-    dls_medium *journal;
-    dls_medium *tickm;
-    dls_resolver *tickr;
-    dls_medium *media[MAXM];
-    dls_resolver *res[MAXM];
-    size_t nmedia;
-    dls_secret *holders[MAXH];
-    uint64_t seq[MAXH][MAXM];    /* proposal seq per holder and medium */
-    uint64_t rseq[MAXH][64];     /* renewal seq per holder and lease */
-    dls_judge_settings s;
-    dls_judge_tick_source tick;
-    dls_judge_medium jm[MAXM];
-    dls_judge *j;
-    reclaim_call calls[1024];
-    size_t ncalls;
-    int answer;                  /* what reclaim answers */
-    uint64_t refuse_lease;       /* reclaim of this lease answers FAILED */
-    bool reenter;                /* reclaim calls back into the judge */
-    int reenter_rc;
-    uint64_t now;
-    uint8_t hash_key[16];
-    char lock_path[256];
-    char ckpt_dir[256];
-    struct jwrap *jw;
-} harness;
-
-static int h_reclaim(void *u, dls_bytes subject, uint64_t lease, dls_cause cause, bool commit)
-{
-    harness *h = u;
-    (void)subject;
-    if (h->reenter) {
-        dls_judge_pass_result r;
-        h->reenter_rc = dls_judge_pass(h->j, &r);
-    }
-    if (h->ncalls < 1024)
-        h->calls[h->ncalls++] = (reclaim_call){lease, cause, commit, h->now};
-    if (lease == h->refuse_lease)
-        return DLS_RECLAIM_FAILED;
-    return h->answer;
-}
-
-static void h_keys(harness *h, size_t nholders)
-{
-    assert_int_equal(dls_keyring_new(&h->kr), 0);
-    uint8_t seed[32];
-    memset(seed, 7, sizeof seed);
-    assert_int_equal(dls_secret_from_seed(&h->grantor, "arbiter", DLS_KEY_ED25519, seed), 0);
-    for (size_t i = 0; i < nholders; i++) {
-        char name[16];
-        snprintf(name, sizeof name, "holder-%zu", i);
-        memset(seed, (int)(0x40 + i), sizeof seed);
-        assert_int_equal(dls_secret_from_seed(&h->holders[i], name, DLS_KEY_ED25519, seed), 0);
-        assert_int_equal(dls_keyring_add(h->kr, (const uint8_t *)name, strlen(name),
-                                         DLS_KEY_ED25519, dls_secret_public(h->holders[i])),
-                         0);
-    }
-}
-
-static dls_medium *ring_with_id(uint8_t tag, size_t cap)
-{
-    dls_medium_settings ms;
-    dls_medium_settings_default(&ms);
-    uint8_t id[16];
-    memset(id, tag, sizeof id);
-    ms.id = id;
-    ms.ring_capacity = cap;
-    dls_medium *m;
-    assert_int_equal(dls_ring_new(&m, &ms), 0);
-    return m;
-}
-
-/* A harness with `nmedia` ring lease-fact media and `nholders` holders;
- * the judge is made by h_open() so tests can change settings first. */
+/* The harness (judge_harness.h) with the journal wrapped (below), ring
+ * media of 65,536 records and the journal lock path set. */
 static void h_init(harness *h, size_t nmedia, size_t nholders)
 {
-    memset(h, 0, sizeof *h);
-    h->dir = make_tmpdir();
-    snprintf(h->journal_path, sizeof h->journal_path, "%s/journal.dls", h->dir);
-    h_keys(h, nholders);
-    dls_medium_settings ms;
-    dls_medium_settings_default(&ms);
-    uint8_t jid[16];
-    memset(jid, 0x4a, sizeof jid); /* fixed: journals of two runs compare byte for byte */
-    ms.id = jid;
-    dls_medium *inner;
-    assert_int_equal(dls_medium_create(&inner, DLS_MEDIUM_FILE, h->journal_path, &ms, NULL), 0);
-    h->journal = wrap_journal(h, inner);
-    h->tickm = ring_with_id(0xee, 4096);
-    assert_int_equal(dls_resolver_new_medium(&h->tickr, dls_medium_id(h->tickm), "ticker", NULL),
-                     0);
-    h->nmedia = nmedia;
-    for (size_t i = 0; i < nmedia; i++) {
-        h->media[i] = ring_with_id((uint8_t)(0x10 + i), 65536);
-        assert_int_equal(dls_resolver_new_signed(&h->res[i], dls_medium_id(h->media[i]), h->kr),
-                         0);
-        h->jm[i] = (dls_judge_medium){h->media[i], h->res[i]};
-    }
-    dls_judge_settings_default(&h->s);
-    h->s.grantor = h->grantor;
-    h->s.journal = h->journal;
-    snprintf(h->lock_path, sizeof h->lock_path, "%s/journal.lock", h->dir);
-    snprintf(h->ckpt_dir, sizeof h->ckpt_dir, "%s/journal.dls.ckpt", h->dir);
-    h->s.journal_lock_path = h->lock_path;
-    h->tick = (dls_judge_tick_source){h->tickm, h->tickr, "ticker", "test-basis", 0};
-    h->s.ticks = &h->tick;
-    h->s.nticks = 1;
-    h->s.media = h->jm;
-    h->s.nmedia = nmedia;
-    h->s.tolerance_ns = 250 * MS;
-    h->s.cadence_ns = 1000 * MS;
-    assert_int_equal(dls_duration_make(&h->s.default_duration, DLS_UNIT_S, 3), 0);
-    memset(h->hash_key, 0x5a, sizeof h->hash_key);
-    h->s.hash_key = h->hash_key;
-    h->answer = DLS_RECLAIM_DONE;
+    jh_options o = {65536, wrap_journal, true};
+    jh_init(h, nmedia, nholders, &o);
 }
 
-static int h_try_open(harness *h, dls_where *w)
-{
-    dls_judge_callbacks cb = {.reclaim = h_reclaim};
-    return dls_judge_new(&h->j, &h->s, &cb, h, w);
-}
-
-static void h_open(harness *h)
-{
-    dls_where w = {0};
-    int rc = h_try_open(h, &w);
-    if (rc)
-        fprintf(stderr, "dls_judge_new: %s (%s)\n", dls_strerror(rc), w.reason ? w.reason : "");
-    assert_int_equal(rc, 0);
-}
-
-static void h_close_judge(harness *h)
-{
-    dls_judge_del(h->j);
-    h->j = NULL;
-}
-
-static void h_fini(harness *h)
-{
-    h_close_judge(h);
-    dls_medium_del(h->journal);
-    for (size_t i = 0; i < h->nmedia; i++) {
-        dls_resolver_del(h->res[i]);
-        dls_medium_del(h->media[i]);
-    }
-    dls_resolver_del(h->tickr);
-    dls_medium_del(h->tickm);
-    for (size_t i = 0; i < MAXH; i++)
-        dls_secret_del(h->holders[i]);
-    dls_secret_del(h->grantor);
-    dls_keyring_del(h->kr);
-    rm_rf(h->dir);
-    free(h->dir);
-}
-
-static void append_fact(dls_medium *m, const dls_fact *f, const dls_secret *signer)
-{
-    uint8_t fact[DLS_FACT_MAX], env[DLS_FACT_MAX + 256];
-    size_t n, en;
-    assert_int_equal(dls_fact_encode(f, fact, sizeof fact, &n), 0);
-    if (signer) {
-        assert_int_equal(dls_envelope_seal(signer, dls_medium_id(m), fact, n, env, sizeof env, &en),
-                         0);
-        assert_int_equal(dls_medium_append(m, env, en, NULL, NULL), 0);
-    } else {
-        assert_int_equal(dls_medium_append(m, fact, n, NULL, NULL), 0);
-    }
-}
-
-static void h_tick(harness *h, uint64_t reading)
-{
-    dls_fact f;
-    dls_duration d;
-    assert_int_equal(dls_duration_make(&d, DLS_UNIT_NS, reading), 0);
-    dls_fact_tick(&f, d);
-    append_fact(h->tickm, &f, NULL);
-    h->now = reading;
-}
-
-static void h_propose_full(harness *h, size_t holder, size_t medium, const char *subject,
-                           const char *prop, uint64_t ask_ms, const dls_mode *mode)
-{
-    dls_fact f;
-    val s = str_val(subject), p = str_val(prop);
-    dls_fact_proposal(&f, (dls_bytes){p.b, p.n}, (dls_bytes){s.b, s.n},
-                      ++h->seq[holder][medium]);
-    if (ask_ms) {
-        assert_int_equal(dls_duration_make(&f.duration, DLS_UNIT_MS, ask_ms), 0);
-        f.keys |= DLS_K_DURATION;
-    }
-    if (mode) {
-        f.mode = *mode;
-        f.keys |= DLS_K_MODE;
-    }
-    append_fact(h->media[medium], &f, h->holders[holder]);
-}
-
-static void h_propose(harness *h, size_t holder, size_t medium, const char *subject,
-                      const char *prop, uint64_t ask_ms)
-{
-    h_propose_full(h, holder, medium, subject, prop, ask_ms, NULL);
-}
-
-static void h_renew(harness *h, size_t holder, size_t medium, uint64_t lease)
-{
-    dls_fact f;
-    dls_fact_renewal(&f, lease, ++h->rseq[holder][lease % 64]);
-    append_fact(h->media[medium], &f, h->holders[holder]);
-}
-
-static void h_release(harness *h, size_t holder, size_t medium, uint64_t lease, bool commit)
-{
-    dls_fact f;
-    dls_fact_release(&f, lease, commit);
-    append_fact(h->media[medium], &f, h->holders[holder]);
-}
-
-static dls_judge_pass_result h_pass(harness *h)
-{
-    dls_judge_pass_result r;
-    int rc = dls_judge_pass(h->j, &r);
-    if (rc)
-        fprintf(stderr, "pass: %s\n", dls_strerror(rc));
-    assert_int_equal(rc, 0);
-    return r;
-}
+#define JW(h) ((struct jwrap *)(h)->user)
 
 /* ---- the journal, wrapped ------------------------------------------------------------------ */
 
@@ -401,7 +143,7 @@ static dls_medium *wrap_journal(harness *h, dls_medium *inner)
     info.name = h->journal_path;
     dls_medium *m;
     assert_int_equal(dls_medium_wrap(&m, &jw_ops, w, &info), 0);
-    h->jw = w;
+    h->user = w;
     return m;
 }
 
@@ -556,7 +298,7 @@ static void restart(harness *h, bool from_checkpoint)
 {
     h_close_judge(h);
     h->s.checkpoint_dir = from_checkpoint ? h->ckpt_dir : NULL;
-    h->jw->min_from = UINT64_MAX;
+    JW(h)->min_from = UINT64_MAX;
     h_open(h);
 }
 
@@ -840,11 +582,11 @@ static void equivalence_run(bool faults)
             if (f) /* both restarts read the media whole */
                 f->read_error = false;
             restart(&h, true);
-            assert_true(h.jw->min_from >= next_expected); /* never from the start */
+            assert_true(JW(&h)->min_from >= next_expected); /* never from the start */
             snap a, b;
             take(&h, &a);
             restart(&h, false);
-            assert_int_equal(h.jw->min_from, 0);
+            assert_int_equal(JW(&h)->min_from, 0);
             take(&h, &b);
             same(&a, &b);
             snap_free(&a);
@@ -893,7 +635,7 @@ static void two_checkpoints(harness *h, dls_judge_checkpoint_info *a, dls_judge_
 static void expect_restart_from(harness *h, uint64_t journal_next)
 {
     restart(h, true);
-    assert_int_equal(h->jw->min_from, journal_next);
+    assert_int_equal(JW(h)->min_from, journal_next);
     snap a, b;
     take(h, &a);
     restart(h, false);
@@ -1033,10 +775,10 @@ static void test_restart_refuses_without_history(void **state)
     harness h;
     dls_judge_checkpoint_info a, b;
     two_checkpoints(&h, &a, &b);
-    h.jw->cut = a.journal_next;
+    JW(&h)->cut = a.journal_next;
     {
         restart(&h, true);
-        assert_int_equal(h.jw->min_from, b.journal_next);
+        assert_int_equal(JW(&h)->min_from, b.journal_next);
         h_close_judge(&h);
     }
     /* no checkpoint at all */
@@ -1050,9 +792,9 @@ static void test_restart_refuses_without_history(void **state)
     assert_non_null(w.reason);
     assert_non_null(strstr(w.reason, "not retained from position 0"));
     /* and without the cut, full replay from position 0 is the fallback */
-    h.jw->cut = 0;
+    JW(&h)->cut = 0;
     h_open(&h);
-    assert_int_equal(h.jw->min_from, 0);
+    assert_int_equal(JW(&h)->min_from, 0);
     h_fini(&h);
 }
 
@@ -1779,7 +1521,7 @@ static void h_init_segmented(harness *h, size_t nmedia, size_t nholders, uint64_
 {
     h_init(h, nmedia, nholders);
     dls_medium_del(h->journal); /* the file journal h_init made */
-    h->jw = NULL;
+    h->user = NULL;
     snprintf(h->journal_path, sizeof h->journal_path, "%s/journal.seg", h->dir);
     h->journal = seg_medium(h->dir, "journal.seg", 0x4b, seg_bytes, 0, DLS_SYNC_DATA, true);
     h->s.journal = h->journal;
@@ -2057,7 +1799,7 @@ static void test_prune_keeps_committed_only(void **state)
     assert_int_equal(truncate(h.journal_path, st.st_size), 0); /* c's commit record gone */
     reopen_journal(&h);
     restart(&h, true); /* from b */
-    assert_int_equal(h.jw->min_from, b.journal_next);
+    assert_int_equal(JW(&h)->min_from, b.journal_next);
     for (int i = 0; i < 10; i++)
         step(&h);
     checkpoint(&h, &d);
