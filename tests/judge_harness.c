@@ -59,7 +59,7 @@ void h_keys(harness *h, size_t nholders)
     memset(seed, 7, sizeof seed);
     assert_int_equal(dls_secret_from_seed(&h->grantor, "arbiter", DLS_KEY_ED25519, seed), 0);
     for (size_t i = 0; i < nholders; i++) {
-        char name[16];
+        char name[32];
         snprintf(name, sizeof name, "holder-%zu", i);
         memset(seed, (int)(0x40 + i), sizeof seed);
         assert_int_equal(dls_secret_from_seed(&h->holders[i], name, DLS_KEY_ED25519, seed), 0);
