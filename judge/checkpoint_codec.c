@@ -73,8 +73,9 @@ static int read_value(const uint8_t *p, size_t n, size_t off, const ck_key *key,
         return bad(w, off, "a malformed value in a checkpoint record");
     int field = key->field;
     char kind = key->kind;
-    bool nil = it.type == DLS_MP_NIL;
-    if (nil && strchr("UNDIcp", kind)) {
+    bool may_be_nil = kind == 'U' || kind == 'N' || kind == 'D' || kind == 'I' || kind == 'c' ||
+                      kind == 'p';
+    if (it.type == DLS_MP_NIL && may_be_nil) {
         *end = it.end;
         return 0;
     }
@@ -106,11 +107,9 @@ static int read_value(const uint8_t *p, size_t n, size_t off, const ck_key *key,
     case 'd':
     case 'D': {
         dls_duration d;
-        size_t at = 0;
-        const char *why = NULL;
         size_t e = 0;
-        if (it.type != DLS_MP_MAP || dls_duration_read(p, n, off, 0, &d, &at, &why) ||
-            dls_mp_skip(p, n, off, 2, &e, NULL))
+        const char *why = NULL;
+        if (it.type != DLS_MP_MAP || dls_duration_read(p, n, off, 0, &d, &e, &why))
             return bad(w, off, "a malformed duration in a checkpoint");
         if (field == F_NOW)
             r->now_ns = d.ns;

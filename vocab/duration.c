@@ -125,5 +125,6 @@ int dls_duration_read(const uint8_t *p, size_t n, size_t off, uint64_t min,
         *why = "a duration exceeds 2^63-1 ns";
         return DLS_ERR_RULE4;
     }
+    *at = it.end; /* the end of the duration */
     return 0;
 }

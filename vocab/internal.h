@@ -40,8 +40,8 @@ size_t dls_mp_duration_size(const dls_duration *d);
 
 /* Reads a duration map at p[off] (vocabulary.md rule 4): exactly one entry,
  * a v1 unit str → an integer >= min, at most 2^63−1 ns once converted.
- * Returns 0 (d filled), or DLS_ERR_RULE4 with *at / *why naming the
- * offending offset and reason. */
+ * Returns 0 (d filled, *at the offset just after the map), or
+ * DLS_ERR_RULE4 with *at / *why naming the offending offset and reason. */
 int dls_duration_read(const uint8_t *p, size_t n, size_t off, uint64_t min,
                       dls_duration *d, size_t *at, const char **why);
 
