@@ -21,7 +21,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <signal.h>
+#include <linux/capability.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -2858,6 +2860,81 @@ static void test_prune_verifies_digest_of_kept(void **state)
     h_fini(&h);
 }
 
+/* Drops CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH from this process (a
+ * forked child) so that a file's mode bits bind even for root; false when
+ * the kernel refuses (then the test cannot make EACCES). */
+static bool drop_dac_override(void)
+{
+    if (geteuid() != 0)
+        return true; /* the mode bits bind already */
+    struct __user_cap_header_struct hdr = {_LINUX_CAPABILITY_VERSION_3, 0};
+    struct __user_cap_data_struct data[2];
+    memset(data, 0, sizeof data);
+    if (syscall(SYS_capget, &hdr, data) != 0)
+        return false;
+    uint32_t drop = (1u << CAP_DAC_OVERRIDE) | (1u << CAP_DAC_READ_SEARCH);
+    data[0].effective &= ~drop;
+    data[0].permitted &= ~drop;
+    data[0].inheritable &= ~drop;
+    return syscall(SYS_capset, &hdr, data) == 0;
+}
+
+/* judge.md rev 4, Checkpoints, Retention and Commit; docs/checkpoints.md,
+ * "A checkpoint that cannot be read": EACCES, without a test hook. The
+ * oldest kept committed checkpoint's file made unreadable (mode 000, the
+ * check run in a child without CAP_DAC_OVERRIDE): the prune answers
+ * DLS_ERR_PERM naming it (w.offset its pass, w.sys_errno EACCES) and
+ * deletes nothing, and the trim trims nothing (they used to delete it and
+ * trim the journal past its journal_next). */
+static void test_prune_stops_at_unreadable_checkpoint_eacces(void **state)
+{
+    (void)state;
+    harness h;
+    dls_judge_checkpoint_info ck[3];
+    three_checkpoints(&h, 0xacce55, ck);
+    char p[512];
+    ckpt_path(&h, ck[1].pass, p, sizeof p);
+    assert_int_equal(chmod(p, 0), 0);
+    uint64_t bases0[512];
+    assert_true(seg_bases(h.journal_path, bases0, 512) > 4);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        if (!drop_dac_override())
+            _exit(77);
+        int fd = open(p, O_RDONLY | O_CLOEXEC);
+        if (fd >= 0 || errno != EACCES)
+            _exit(78); /* the mode bits do not bind here */
+        size_t deleted = 99;
+        dls_where w = {0};
+        int rc = dls_judge_prune_checkpoints(h.j, h.ckpt_dir, 2, &deleted, &w);
+        if (rc != DLS_ERR_PERM || w.sys_errno != EACCES || w.offset != ck[1].pass ||
+            deleted != 0)
+            _exit(1);
+        uint64_t before = 1;
+        memset(&w, 0, sizeof w);
+        rc = dls_judge_trim_journal(h.j, h.ckpt_dir, &before, NULL, &w);
+        if (rc != DLS_ERR_PERM || w.sys_errno != EACCES || before != 0)
+            _exit(2);
+        _exit(0);
+    }
+    int st = 0;
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    assert_true(WIFEXITED(st));
+    if (WEXITSTATUS(st) == 77 || WEXITSTATUS(st) == 78) {
+        fprintf(stderr, "EACCES cannot be made here (capabilities): skipped\n");
+    } else {
+        assert_int_equal(WEXITSTATUS(st), 0);
+    }
+    for (int k = 0; k < 3; k++)
+        assert_true(exists(&h, ck[k].pass));
+    uint64_t bases[512];
+    assert_int_equal(seg_bases(h.journal_path, bases, 512) > 4, 1);
+    assert_int_equal(bases[0], bases0[0]);
+    assert_int_equal(chmod(p, 0600), 0);
+    h_fini(&h);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -2885,6 +2962,7 @@ int main(void)
         cmocka_unit_test(test_prune_stops_at_unreadable_journal),
         cmocka_unit_test(test_prune_stops_at_unopenable_checkpoint),
         cmocka_unit_test(test_prune_verifies_digest_of_kept),
+        cmocka_unit_test(test_prune_stops_at_unreadable_checkpoint_eacces),
     };
     if (getenv("DLS_CKPT_ONLY_KILL")) { /* scripts/kill_checkpoint.sh */
         const struct CMUnitTest only[] = {cmocka_unit_test(test_kill_while_checkpointing)};
