@@ -316,14 +316,28 @@ enum {
     TC_BAD = 3       /* committed but its file differs: a checkpoint mismatch reported */
 };
 
+/* Checkpoint n is there but cannot be opened now (EMFILE, EACCES, EIO, …):
+ * it may be the start — an audit that could not be done, never the
+ * uncovered gap nor a mismatch (docs/audit.md). */
+static int unreadable(dls_audit *a, uint64_t n, int rc, const dls_where *w)
+{
+    au_set_incomplete(a, 0, "checkpoint %" PRIu64 " cannot be read (%s)", n,
+                      w->sys_errno ? strerror(w->sys_errno) : dls_strerror(rc));
+    return TC_STOP;
+}
+
 /* Tries checkpoint n (TC_*). */
 static int try_checkpoint(dls_audit *a, journal_state *js, dls_medium *journal, uint64_t n,
                           uint64_t first)
 {
     const char *dir = a->set.checkpoints;
     header_only h = {0};
-    if (dls_checkpoint_read(dir, n, read_header, &h, NULL, NULL, NULL) == DLS_ERR_NOTFOUND)
+    dls_where hw = {0};
+    int hr = dls_checkpoint_read(dir, n, read_header, &h, NULL, NULL, &hw);
+    if (hr == DLS_ERR_NOTFOUND)
         return TC_VANISHED;
+    if (!h.seen && (hr == DLS_ERR_IO || hr == DLS_ERR_PERM))
+        return unreadable(a, n, hr, &hw);
     if (!h.seen || h.pass != n || memcmp(h.journal, a->sum.journal_id, DLS_MEDIUM_ID_LEN) ||
         h.journal_next < first)
         return 0; /* another journal's, unreadable, or before the retained journal */
@@ -334,13 +348,16 @@ static int try_checkpoint(dls_audit *a, journal_state *js, dls_medium *journal, 
     /* the digest first, then the load: a file that differs never touches
      * the audit's ledger */
     shape sh = {0, 0, false};
-    int rc = dls_checkpoint_read(dir, n, check_shape, &sh, got, &nrec, NULL);
+    dls_where cw = {0};
+    int rc = dls_checkpoint_read(dir, n, check_shape, &sh, got, &nrec, &cw);
     if (rc == DLS_ERR_NOMEM) {
         a->nomem = true;
         return TC_NO;
     }
     if (rc == DLS_ERR_NOTFOUND)
         return TC_VANISHED; /* pruned since its header was read: no mismatch */
+    if (rc == DLS_ERR_IO || rc == DLS_ERR_PERM) /* the open failed: not a mismatch */
+        return unreadable(a, n, rc, &cw);
     if (rc || nrec != wrec || sodium_memcmp(got, want, sizeof got) != 0) {
         au_checkpoint_mismatch(a, n, cpos,
                                "its digest or record count is not the commit record's (the "
@@ -354,13 +371,16 @@ static int try_checkpoint(dls_audit *a, journal_state *js, dls_medium *journal, 
         return TC_BAD;
     }
     load_state ls = {a, 0, n};
-    rc = dls_checkpoint_read(dir, n, load_record, &ls, got, &nrec, NULL);
+    memset(&cw, 0, sizeof cw);
+    rc = dls_checkpoint_read(dir, n, load_record, &ls, got, &nrec, &cw);
     if (rc == DLS_ERR_NOMEM || a->nomem) {
         a->nomem = true;
         return TC_NO;
     }
     if (rc == DLS_ERR_NOTFOUND)
         return TC_VANISHED; /* the open failed: nothing was loaded */
+    if ((rc == DLS_ERR_IO || rc == DLS_ERR_PERM) && nrec == 0)
+        return unreadable(a, n, rc, &cw); /* the open failed: nothing was loaded */
     if (rc || nrec != wrec || sodium_memcmp(got, want, sizeof got) != 0) {
         /* the file changed between the two reads: the ledger is half loaded */
         au_set_incomplete(a, cpos, "checkpoint %" PRIu64 " changed while it was read", n);

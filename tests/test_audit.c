@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -3753,6 +3754,71 @@ static void test_audit_relisting_is_bounded(void **state)
     ckr_fini(&c);
 }
 
+/* au_hooks.listed: after the first listing, RLIMIT_NOFILE's soft limit is
+ * lowered to the lowest free descriptor: every open from then on fails
+ * with EMFILE (restored by the test after the run). */
+static void emfile_listed(void *user, unsigned attempt, const uint64_t *passes, size_t n)
+{
+    (void)passes;
+    (void)n;
+    struct rlimit *saved = user;
+    if (attempt)
+        return;
+    int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    assert_true(fd >= 0);
+    close(fd);
+    assert_int_equal(getrlimit(RLIMIT_NOFILE, saved), 0);
+    struct rlimit rl = *saved;
+    rl.rlim_cur = (rlim_t)fd;
+    assert_int_equal(setrlimit(RLIMIT_NOFILE, &rl), 0);
+}
+
+/* judge.md, Audit replay: exit 3 "when the audit could not be done (an
+ * unreadable input …)"; docs/audit.md, "A journal that starts at a
+ * checkpoint". A listed checkpoint that is there but cannot be opened
+ * (EMFILE, for real) may be the start: the audit is incomplete (exit 3,
+ * the checkpoint and the errno named), never the uncovered-gap `journal`
+ * failure it used to report after passing over it. */
+static void test_audit_unreadable_checkpoint_is_incomplete(void **state)
+{
+    (void)state;
+    ckr c;
+    ckr_run(&c);
+    uint64_t first = ckr_trim(c.jseg, c.ck[0].journal_next);
+    assert_true(first > 0);
+    dls_medium *j = NULL, *east = NULL;
+    assert_int_equal(dls_medium_open(&j, c.jseg, DLS_OPEN_READ, NULL, NULL), 0);
+    assert_int_equal(dls_medium_open(&east, c.east, DLS_OPEN_READ, NULL, NULL), 0);
+    dls_audit_medium am = {east, NULL};
+    dls_audit_settings set;
+    dls_audit_settings_default(&set);
+    set.checkpoints = c.ckpt;
+    struct rlimit saved;
+    memset(&saved, 0, sizeof saved);
+    au_hooks hooks = {emfile_listed, &saved};
+    dls_audit *a = NULL;
+    dls_where w = {0};
+    int rc = au_run(&a, &set, &hooks, j, "arbiter", c.t.kr, &am, 1, &w);
+    assert_int_equal(setrlimit(RLIMIT_NOFILE, &saved), 0);
+    assert_int_equal(rc, 0);
+    const dls_audit_summary *s = dls_audit_summary_of(a);
+    assert_non_null(s->incomplete);
+    assert_non_null(strstr(s->incomplete, "cannot be read"));
+    assert_non_null(strstr(s->incomplete, strerror(EMFILE)));
+    assert_int_equal(s->journal, 0);
+    assert_int_equal(s->journal_missing_to, 0);
+    assert_int_equal(dls_audit_exit_status(a), 3);
+    dls_audit_del(a);
+    /* descriptors back: the oldest checkpoint is the start, clean */
+    a = ckr_audit(&c, c.jseg, c.ckpt);
+    expect_failures(a, 0, 0, 0, 0);
+    assert_int_equal(dls_audit_summary_of(a)->start_checkpoint, c.ck[ckr_covering(&c, first)].pass);
+    dls_audit_del(a);
+    dls_medium_del(east);
+    dls_medium_del(j);
+    ckr_fini(&c);
+}
+
 int main(void)
 {
     if (sodium_init() < 0)
@@ -3813,6 +3879,7 @@ int main(void)
         cmocka_unit_test(test_audit_every_trim_point),
         cmocka_unit_test(test_audit_relists_when_listed_checkpoints_vanish),
         cmocka_unit_test(test_audit_relisting_is_bounded),
+        cmocka_unit_test(test_audit_unreadable_checkpoint_is_incomplete),
     };
     return cmocka_run_group_tests_name("audit", tests, NULL, NULL);
 }
