@@ -209,6 +209,13 @@ int dls_audit_run(dls_audit **out, const dls_audit_settings *s, dls_medium *jour
                   const char *grantor, dls_keyring *kr, const dls_audit_medium *media,
                   size_t n_media, dls_where *w)
 {
+    return au_run(out, s, NULL, journal, grantor, kr, media, n_media, w);
+}
+
+int au_run(dls_audit **out, const dls_audit_settings *s, const au_hooks *hooks,
+           dls_medium *journal, const char *grantor, dls_keyring *kr,
+           const dls_audit_medium *media, size_t n_media, dls_where *w)
+{
     if (out)
         *out = NULL;
     if (!out || !journal || !grantor || !kr || (n_media && !media))
@@ -236,6 +243,7 @@ int dls_audit_run(dls_audit **out, const dls_audit_settings *s, dls_medium *jour
     if (!a)
         return DLS_ERR_NOMEM;
     a->set = set;
+    a->hooks = hooks;
     dls_htab_init(&a->lease_ix);
     dls_htab_init(&a->subject_ix);
     dls_htab_init(&a->medium_ix);

@@ -147,7 +147,26 @@ struct dls_audit {
     bool have_start_commit;
     uint64_t start_commit_pos; /* the start checkpoint's commit record: met again on
                                   the journal, it is not compared with itself */
+    const struct au_hooks *hooks; /* tests only (au_run); NULL otherwise */
 };
+
+/* Test hooks (tests/test_audit.c): `listed` (optional) is called by
+ * au_start after each listing of the checkpoint folder (attempt 0, 1, …)
+ * and before any listed file is read — where a judge running beside the
+ * audit may checkpoint, prune and trim (docs/audit.md, "Auditing beside a
+ * running judge"). */
+typedef struct au_hooks {
+    void (*listed)(void *user, unsigned attempt, const uint64_t *passes, size_t n);
+    void *user;
+} au_hooks;
+
+/* The folder is listed at most this many times (start.c). */
+#define AU_CKPT_LISTINGS 4
+
+/* dls_audit_run with test hooks (hooks may be NULL). */
+int au_run(dls_audit **out, const dls_audit_settings *s, const au_hooks *hooks,
+           dls_medium *journal, const char *grantor, dls_keyring *kr,
+           const dls_audit_medium *media, size_t n_media, dls_where *w);
 
 /* Renders a subject's encoding as short display text (a str as its bytes,
  * other values JSON-like), at most `cap` - 1 bytes plus NUL, "…" when cut.

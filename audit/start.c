@@ -19,9 +19,13 @@
  * never as a failure; records a medium evicted before the drained
  * positions are never read. A candidate whose commit is found but whose
  * file differs is a checkpoint mismatch (a `journal` failure) and the next
- * newer one is tried. No usable checkpoint: the gap [0, P) is a `journal`
- * failure, and nothing is replayed (a replay from P without the state
- * before it would invent failures). */
+ * newer one is tried. When every listed candidate vanished (ENOENT) before
+ * it was read — a judge beside the audit pruned them — the folder is
+ * listed again and the front probed again, at most AU_CKPT_LISTINGS times
+ * (docs/audit.md, "Auditing beside a running judge"). No usable
+ * checkpoint: the gap [0, P) is a `journal` failure, and nothing is
+ * replayed (a replay from P without the state before it would invent
+ * failures). */
 #include "audit/internal.h"
 
 #include <inttypes.h>
@@ -301,14 +305,39 @@ static int check_shape(void *user, const dls_ckpt_rec *r)
     return 0;
 }
 
-/* Tries checkpoint n: 1 when it was loaded (the start), 0 when it cannot be
- * the start, -1 when the audit cannot go on (incomplete). */
+/* What trying one listed checkpoint gave. */
+enum {
+    TC_STOP = -1,    /* the audit cannot go on (incomplete) */
+    TC_NO = 0,       /* no start: another journal's, unreadable, before the front, never
+                        committed */
+    TC_LOADED = 1,   /* loaded: the start */
+    TC_VANISHED = 2, /* the file was no longer there (ENOENT) when it was opened: deleted
+                        since the listing (a judge's prune); nothing was loaded */
+    TC_BAD = 3       /* committed but its file differs: a checkpoint mismatch reported */
+};
+
+/* Checkpoint n is there but cannot be opened now (EMFILE, EACCES, EIO, …):
+ * it may be the start — an audit that could not be done, never the
+ * uncovered gap nor a mismatch (docs/audit.md). */
+static int unreadable(dls_audit *a, uint64_t n, int rc, const dls_where *w)
+{
+    au_set_incomplete(a, 0, "checkpoint %" PRIu64 " cannot be read (%s)", n,
+                      w->sys_errno ? strerror(w->sys_errno) : dls_strerror(rc));
+    return TC_STOP;
+}
+
+/* Tries checkpoint n (TC_*). */
 static int try_checkpoint(dls_audit *a, journal_state *js, dls_medium *journal, uint64_t n,
                           uint64_t first)
 {
     const char *dir = a->set.checkpoints;
     header_only h = {0};
-    dls_checkpoint_read(dir, n, read_header, &h, NULL, NULL, NULL);
+    dls_where hw = {0};
+    int hr = dls_checkpoint_read(dir, n, read_header, &h, NULL, NULL, &hw);
+    if (hr == DLS_ERR_NOTFOUND)
+        return TC_VANISHED;
+    if (!h.seen && (hr == DLS_ERR_IO || hr == DLS_ERR_PERM))
+        return unreadable(a, n, hr, &hw);
     if (!h.seen || h.pass != n || memcmp(h.journal, a->sum.journal_id, DLS_MEDIUM_ID_LEN) ||
         h.journal_next < first)
         return 0; /* another journal's, unreadable, or before the retained journal */
@@ -319,43 +348,55 @@ static int try_checkpoint(dls_audit *a, journal_state *js, dls_medium *journal, 
     /* the digest first, then the load: a file that differs never touches
      * the audit's ledger */
     shape sh = {0, 0, false};
-    int rc = dls_checkpoint_read(dir, n, check_shape, &sh, got, &nrec, NULL);
+    dls_where cw = {0};
+    int rc = dls_checkpoint_read(dir, n, check_shape, &sh, got, &nrec, &cw);
     if (rc == DLS_ERR_NOMEM) {
         a->nomem = true;
-        return 0;
+        return TC_NO;
     }
+    if (rc == DLS_ERR_NOTFOUND)
+        return TC_VANISHED; /* pruned since its header was read: no mismatch */
+    if (rc == DLS_ERR_IO || rc == DLS_ERR_PERM) /* the open failed: not a mismatch */
+        return unreadable(a, n, rc, &cw);
     if (rc || nrec != wrec || sodium_memcmp(got, want, sizeof got) != 0) {
         au_checkpoint_mismatch(a, n, cpos,
                                "its digest or record count is not the commit record's (the "
                                "audit cannot start from it)", 0);
-        return 0;
+        return TC_BAD;
     }
     if (sh.bad) {
         au_checkpoint_mismatch(a, n, cpos,
                                "its lease ids are not ascending or exceed its highest (the "
                                "audit cannot start from it)", 0);
-        return 0;
+        return TC_BAD;
     }
     load_state ls = {a, 0, n};
-    rc = dls_checkpoint_read(dir, n, load_record, &ls, got, &nrec, NULL);
+    memset(&cw, 0, sizeof cw);
+    rc = dls_checkpoint_read(dir, n, load_record, &ls, got, &nrec, &cw);
     if (rc == DLS_ERR_NOMEM || a->nomem) {
         a->nomem = true;
-        return 0;
+        return TC_NO;
     }
+    if (rc == DLS_ERR_NOTFOUND)
+        return TC_VANISHED; /* the open failed: nothing was loaded */
+    if ((rc == DLS_ERR_IO || rc == DLS_ERR_PERM) && nrec == 0)
+        return unreadable(a, n, rc, &cw); /* the open failed: nothing was loaded */
     if (rc || nrec != wrec || sodium_memcmp(got, want, sizeof got) != 0) {
         /* the file changed between the two reads: the ledger is half loaded */
         au_set_incomplete(a, cpos, "checkpoint %" PRIu64 " changed while it was read", n);
-        return -1;
+        return TC_STOP;
     }
     a->sum.start_checkpoint = n;
     a->sum.not_audited_to = h.journal_next;
     a->sum.checkpoints_checked++;
     a->have_start_commit = true;
     a->start_commit_pos = cpos;
-    return 1;
+    return TC_LOADED;
 }
 
-bool au_start(dls_audit *a, journal_state *js, dls_medium *journal, dls_cursor **cur)
+/* The journal's first retained position: true with *first when its
+ * front is gone (a gap at position 0). */
+static bool front_gone(dls_audit *a, dls_medium *journal, uint64_t *first)
 {
     dls_cursor *probe = NULL;
     if (dls_cursor_new(&probe, journal, 0)) {
@@ -366,23 +407,73 @@ bool au_start(dls_audit *a, journal_state *js, dls_medium *journal, dls_cursor *
     dls_next r = dls_cursor_next(probe, &rec, NULL);
     dls_cursor_del(probe);
     if (r != DLS_NEXT_GAP || rec.gap_from != 0)
-        return true; /* retained from position 0 (or unreadable: the replay says so) */
-    uint64_t first = rec.position;
-    a->sum.journal_first = first;
+        return false;
+    *first = rec.position;
+    return true;
+}
 
+/* Lists the folder and tries its checkpoints, oldest first (TC_LOADED,
+ * TC_STOP, or TC_NO when none is the start); *vanished: every listed file
+ * that could have been the start had vanished (at least one did, and none
+ * was a reported mismatch). */
+static int try_listing(dls_audit *a, journal_state *js, dls_medium *journal, uint64_t first,
+                       unsigned attempt, bool *vanished)
+{
+    *vanished = false;
     uint64_t *passes = NULL;
     size_t n = 0;
     if (a->set.checkpoints && dls_checkpoint_list(a->set.checkpoints, &passes, &n)) {
         a->nomem = true;
-        return false;
+        return TC_NO;
     }
-    int loaded = 0;
-    for (size_t i = 0; i < n && !loaded && !a->nomem; i++)
-        loaded = try_checkpoint(a, js, journal, passes[i], first);
+    if (a->hooks && a->hooks->listed)
+        a->hooks->listed(a->hooks->user, attempt, passes, n);
+    size_t gone = 0, bad = 0;
+    int got = TC_NO;
+    for (size_t i = 0; i < n && got == TC_NO && !a->nomem; i++) {
+        int t = try_checkpoint(a, js, journal, passes[i], first);
+        if (t == TC_VANISHED)
+            gone++;
+        else if (t == TC_BAD)
+            bad++;
+        else
+            got = t;
+    }
     free(passes);
-    if (a->nomem || loaded < 0)
+    *vanished = got == TC_NO && gone > 0 && bad == 0;
+    return got;
+}
+
+bool au_start(dls_audit *a, journal_state *js, dls_medium *journal, dls_cursor **cur)
+{
+    uint64_t first = 0;
+    if (!front_gone(a, journal, &first))
+        return !a->nomem; /* retained from position 0 (or unreadable: the replay says so) */
+    a->sum.journal_first = first;
+
+    /* docs/audit.md, "Auditing beside a running judge": a judge that
+     * checkpoints, prunes and trims between the listing and the reading
+     * deletes the listed checkpoints; when every one that could have been
+     * the start vanished so, the folder is listed again (the journal's
+     * front probed again: it has usually moved too), at most
+     * AU_CKPT_LISTINGS times. */
+    int loaded = TC_NO;
+    for (unsigned attempt = 0; attempt < AU_CKPT_LISTINGS; attempt++) {
+        bool vanished = false;
+        if (attempt) {
+            uint64_t now_first = first;
+            if (!front_gone(a, journal, &now_first))
+                break; /* out of memory (a front only moves forward) */
+            first = now_first;
+            a->sum.journal_first = first;
+        }
+        loaded = try_listing(a, js, journal, first, attempt, &vanished);
+        if (a->nomem || loaded != TC_NO || !vanished)
+            break;
+    }
+    if (a->nomem || loaded == TC_STOP)
         return false;
-    if (!loaded) {
+    if (loaded != TC_LOADED) {
         a->sum.journal_missing_from = 0;
         a->sum.journal_missing_to = first;
         au_journal_malformed(a);

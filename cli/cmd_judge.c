@@ -374,21 +374,29 @@ static int maybe_checkpoint(struct judge_proc *p, uint64_t *passes, uint64_t *by
      * journal: the files (the walk to the commits would read the file from
      * its start) */
     bool seg = dls_medium_kind_of(p->journal) == DLS_MEDIUM_SEGMENTED;
+    memset(&w, 0, sizeof w);
     rc = seg ? dls_judge_prune_checkpoints(p->judge, p->ckdir, (size_t)p->cfg.keep_checkpoints,
                                            NULL, &w)
              : dls_checkpoint_prune(p->ckdir, (size_t)p->cfg.keep_checkpoints, NULL, NULL, &w);
-    if (rc)
-        dls_cli_error("judge", "%s: pruning checkpoints: %s", p->ckdir,
-                      w.reason ? w.reason : dls_strerror(rc));
+    if (rc && seg && rc != DLS_ERR_JOURNAL && w.offset) /* docs/checkpoints.md: a file named */
+        dls_cli_error("judge", "%s/%020" PRIu64 ".dls: pruning checkpoints: %s%s%s", p->ckdir,
+                      w.offset, w.reason ? w.reason : dls_strerror(rc), w.sys_errno ? ": " : "",
+                      w.sys_errno ? strerror(w.sys_errno) : "");
+    else if (rc)
+        dls_cli_error("judge", "%s: pruning checkpoints: %s%s%s", p->ckdir,
+                      w.reason ? w.reason : dls_strerror(rc), w.sys_errno ? ": " : "",
+                      w.sys_errno ? strerror(w.sys_errno) : "");
     /* docs/checkpoints.md, Retention: a segmented journal loses its whole
      * segments before every kept checkpoint (after a failed prune too: the
-     * trim reads what is kept) */
+     * trim reads the folder itself, and trims nothing when a checkpoint
+     * there cannot be read — "A checkpoint that cannot be read") */
     if (seg) {
         memset(&w, 0, sizeof w);
         rc = dls_judge_trim_journal(p->judge, p->ckdir, NULL, NULL, &w);
         if (rc)
-            dls_cli_error("judge", "%s: trimming the journal: %s", dls_medium_name(p->journal),
-                          w.reason ? w.reason : dls_strerror(rc));
+            dls_cli_error("judge", "%s: trimming the journal: %s%s%s",
+                          dls_medium_name(p->journal), w.reason ? w.reason : dls_strerror(rc),
+                          w.sys_errno ? ": " : "", w.sys_errno ? strerror(w.sys_errno) : "");
         *bytes_at = journal_bytes(p);
     }
     return 0;

@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -3589,6 +3590,235 @@ static void test_audit_every_trim_point(void **state)
     ckr_fini(&c);
 }
 
+/* ---- auditing beside a running judge: the folder changes after its listing ---------------- */
+
+/* What a judge running beside the audit does between the audit's listing
+ * of the checkpoint folder and its reading (audit/internal.h, au_hooks):
+ * at each of the first `races` listings it writes newer checkpoints (moved
+ * back from a stash: ck[next …], `per_race` of them), prunes every listed
+ * one and trims its journal's whole segments before the oldest new one's
+ * journal_next. */
+typedef struct race {
+    ckr *c;
+    char stash[512];
+    size_t next, end;      /* the stashed checkpoints ck[next, end) */
+    unsigned races;
+    size_t per_race;
+    unsigned calls;
+    uint64_t front;        /* the journal's first retained position after the last trim */
+} race;
+
+static void race_path(const char *dir, uint64_t pass, char *out, size_t cap)
+{
+    assert_int_equal(dls_checkpoint_path(dir, pass, out, cap), 0);
+}
+
+static void race_listed(void *user, unsigned attempt, const uint64_t *passes, size_t n)
+{
+    race *r = user;
+    r->calls++;
+    if (attempt >= r->races)
+        return;
+    char from[600], to[600];
+    size_t oldest = r->next;
+    for (size_t k = 0; k < r->per_race && r->next < r->end; k++, r->next++) {
+        race_path(r->stash, r->c->ck[r->next].pass, from, sizeof from);
+        race_path(r->c->ckpt, r->c->ck[r->next].pass, to, sizeof to);
+        assert_int_equal(rename(from, to), 0);
+    }
+    for (size_t i = 0; i < n; i++) {
+        race_path(r->c->ckpt, passes[i], to, sizeof to);
+        assert_int_equal(unlink(to), 0);
+    }
+    if (oldest < r->end)
+        r->front = ckr_trim(r->c->jseg, r->c->ck[oldest].journal_next);
+}
+
+/* The fixture for a race: the folder holds ck[k] and the ones up to
+ * ck[k + held - 1] (older ones pruned long ago), the newer ones wait in
+ * the stash, and the journal is trimmed before ck[k]'s journal_next. */
+static void race_setup(ckr *c, race *r, size_t k, size_t held)
+{
+    memset(r, 0, sizeof *r);
+    r->c = c;
+    snprintf(r->stash, sizeof r->stash, "%s/stash", c->dir);
+    assert_int_equal(mkdir(r->stash, 0700), 0);
+    char from[600], to[600];
+    for (size_t i = 0; i < c->nck; i++) {
+        race_path(c->ckpt, c->ck[i].pass, from, sizeof from);
+        if (i < k) {
+            assert_int_equal(unlink(from), 0);
+        } else if (i >= k + held) {
+            race_path(r->stash, c->ck[i].pass, to, sizeof to);
+            assert_int_equal(rename(from, to), 0);
+        }
+    }
+    r->next = k + held;
+    r->end = c->nck;
+    r->front = ckr_trim(c->jseg, c->ck[k].journal_next);
+    assert_true(r->front > 0);
+}
+
+static dls_audit *race_audit(ckr *c, race *r)
+{
+    dls_medium *j = NULL, *east = NULL;
+    assert_int_equal(dls_medium_open(&j, c->jseg, DLS_OPEN_READ, NULL, NULL), 0);
+    assert_int_equal(dls_medium_open(&east, c->east, DLS_OPEN_READ, NULL, NULL), 0);
+    dls_audit_medium am = {east, NULL};
+    dls_audit_settings set;
+    dls_audit_settings_default(&set);
+    set.checkpoints = c->ckpt;
+    au_hooks hooks = {race_listed, r};
+    dls_audit *a = NULL;
+    dls_where w = {0};
+    int rc = au_run(&a, &set, &hooks, j, "arbiter", c->t.kr, &am, 1, &w);
+    if (rc)
+        fail_msg("au_run: %s (%s)", dls_strerror(rc), w.reason ? w.reason : "");
+    dls_medium_del(east);
+    dls_medium_del(j);
+    return a;
+}
+
+/* judge.md rev 4, Checkpoints, Audit ("where it must start at a
+ * checkpoint (earlier journal segments deleted), it verifies the commit
+ * record and the digest, starts from that state") and Retention (the judge
+ * deletes old checkpoints and journal segments as it goes); docs/audit.md,
+ * "Auditing beside a running judge". Between the audit's listing and its
+ * reading the judge writes two newer checkpoints, prunes both listed ones
+ * and trims its journal before the newer ones: every listed candidate
+ * vanished, so the audit lists the folder again, probes the moved front
+ * and starts from the oldest new checkpoint — clean, the history before it
+ * not audited. (It used to report the uncovered gap as a `journal`
+ * failure.) */
+static void test_audit_relists_when_listed_checkpoints_vanish(void **state)
+{
+    (void)state;
+    ckr c;
+    ckr_run(&c);
+    assert_true(c.nck >= 5);
+    race r;
+    size_t k = c.nck - 4;
+    race_setup(&c, &r, k, 2);
+    uint64_t front0 = r.front;
+    r.races = 1;
+    r.per_race = SIZE_MAX;
+    dls_audit *a = race_audit(&c, &r);
+    const dls_audit_summary *s = dls_audit_summary_of(a);
+    expect_failures(a, 0, 0, 0, 0);
+    assert_null(s->incomplete);
+    assert_int_equal(r.calls, 2); /* listed twice */
+    assert_true(r.front > front0);
+    assert_int_equal(s->journal_first, r.front);
+    assert_int_equal(s->start_checkpoint, c.ck[k + 2].pass);
+    assert_int_equal(s->not_audited_to, c.ck[k + 2].journal_next);
+    assert_int_equal(s->journal_missing_to, 0);
+    assert_int_equal(s->checkpoints_mismatch, 0);
+    assert_int_equal(s->last_pass, c.last_pass);
+    size_t live = 0;
+    for (size_t i = 0; i < dls_audit_lease_count(a); i++)
+        live += dls_audit_lease_at(a, i)->verdict == DLS_AUDIT_LIVE;
+    assert_int_equal(live, c.live_at_end);
+    dls_audit_del(a);
+    ckr_fini(&c);
+}
+
+/* docs/audit.md, "Auditing beside a running judge": the re-listing is
+ * bounded. A judge that, at every listing, writes one newer checkpoint,
+ * prunes the listed one and trims before the new one outruns the audit:
+ * after AU_CKPT_LISTINGS listings (the last listed file vanished too) the
+ * audit reports the gap before the journal's latest front as not covered
+ * by a checkpoint (judge.md rev 4, Audit: a `journal` failure), and never
+ * lists a fifth time. */
+static void test_audit_relisting_is_bounded(void **state)
+{
+    (void)state;
+    ckr c;
+    ckr_run(&c);
+    assert_true(c.nck >= AU_CKPT_LISTINGS);
+    race r;
+    size_t k = c.nck - AU_CKPT_LISTINGS;
+    race_setup(&c, &r, k, 1);
+    r.races = UINT32_MAX;
+    r.per_race = 1;
+    dls_audit *a = race_audit(&c, &r);
+    const dls_audit_summary *s = dls_audit_summary_of(a);
+    assert_int_equal(r.calls, AU_CKPT_LISTINGS);
+    assert_int_equal(r.next, c.nck); /* every checkpoint was written, and pruned */
+    expect_failures(a, 0, 0, 0, 1);
+    assert_true(detail_has(a, "not covered by a checkpoint"));
+    assert_int_equal(s->journal_first, r.front);
+    assert_int_equal(s->journal_missing_to, r.front);
+    assert_int_equal(s->checkpoints_mismatch, 0);
+    assert_int_equal(s->start_checkpoint, 0);
+    dls_audit_del(a);
+    ckr_fini(&c);
+}
+
+/* au_hooks.listed: after the first listing, RLIMIT_NOFILE's soft limit is
+ * lowered to the lowest free descriptor: every open from then on fails
+ * with EMFILE (restored by the test after the run). */
+static void emfile_listed(void *user, unsigned attempt, const uint64_t *passes, size_t n)
+{
+    (void)passes;
+    (void)n;
+    struct rlimit *saved = user;
+    if (attempt)
+        return;
+    int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    assert_true(fd >= 0);
+    close(fd);
+    assert_int_equal(getrlimit(RLIMIT_NOFILE, saved), 0);
+    struct rlimit rl = *saved;
+    rl.rlim_cur = (rlim_t)fd;
+    assert_int_equal(setrlimit(RLIMIT_NOFILE, &rl), 0);
+}
+
+/* judge.md, Audit replay: exit 3 "when the audit could not be done (an
+ * unreadable input …)"; docs/audit.md, "A journal that starts at a
+ * checkpoint". A listed checkpoint that is there but cannot be opened
+ * (EMFILE, for real) may be the start: the audit is incomplete (exit 3,
+ * the checkpoint and the errno named), never the uncovered-gap `journal`
+ * failure it used to report after passing over it. */
+static void test_audit_unreadable_checkpoint_is_incomplete(void **state)
+{
+    (void)state;
+    ckr c;
+    ckr_run(&c);
+    uint64_t first = ckr_trim(c.jseg, c.ck[0].journal_next);
+    assert_true(first > 0);
+    dls_medium *j = NULL, *east = NULL;
+    assert_int_equal(dls_medium_open(&j, c.jseg, DLS_OPEN_READ, NULL, NULL), 0);
+    assert_int_equal(dls_medium_open(&east, c.east, DLS_OPEN_READ, NULL, NULL), 0);
+    dls_audit_medium am = {east, NULL};
+    dls_audit_settings set;
+    dls_audit_settings_default(&set);
+    set.checkpoints = c.ckpt;
+    struct rlimit saved;
+    memset(&saved, 0, sizeof saved);
+    au_hooks hooks = {emfile_listed, &saved};
+    dls_audit *a = NULL;
+    dls_where w = {0};
+    int rc = au_run(&a, &set, &hooks, j, "arbiter", c.t.kr, &am, 1, &w);
+    assert_int_equal(setrlimit(RLIMIT_NOFILE, &saved), 0);
+    assert_int_equal(rc, 0);
+    const dls_audit_summary *s = dls_audit_summary_of(a);
+    assert_non_null(s->incomplete);
+    assert_non_null(strstr(s->incomplete, "cannot be read"));
+    assert_non_null(strstr(s->incomplete, strerror(EMFILE)));
+    assert_int_equal(s->journal, 0);
+    assert_int_equal(s->journal_missing_to, 0);
+    assert_int_equal(dls_audit_exit_status(a), 3);
+    dls_audit_del(a);
+    /* descriptors back: the oldest checkpoint is the start, clean */
+    a = ckr_audit(&c, c.jseg, c.ckpt);
+    expect_failures(a, 0, 0, 0, 0);
+    assert_int_equal(dls_audit_summary_of(a)->start_checkpoint, c.ck[ckr_covering(&c, first)].pass);
+    dls_audit_del(a);
+    dls_medium_del(east);
+    dls_medium_del(j);
+    ckr_fini(&c);
+}
+
 int main(void)
 {
     if (sodium_init() < 0)
@@ -3647,6 +3877,9 @@ int main(void)
         cmocka_unit_test(test_audit_cli_trimmed_journal),
         cmocka_unit_test(test_audit_settings_default_has_no_folder),
         cmocka_unit_test(test_audit_every_trim_point),
+        cmocka_unit_test(test_audit_relists_when_listed_checkpoints_vanish),
+        cmocka_unit_test(test_audit_relisting_is_bounded),
+        cmocka_unit_test(test_audit_unreadable_checkpoint_is_incomplete),
     };
     return cmocka_run_group_tests_name("audit", tests, NULL, NULL);
 }

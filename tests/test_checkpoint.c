@@ -21,6 +21,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <signal.h>
+#include <linux/capability.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -34,6 +37,7 @@
 #include "daolease/judge.h"
 #include "daolease/medium_impl.h"
 #include "daolease/stream.h"
+#include "judge/checkpoint_hooks.h" /* a checkpoint file that cannot be opened */
 #include "judge/internal.h" /* a lease's evidence flag (same()) */
 #include "judge_harness.h"
 
@@ -2368,6 +2372,311 @@ static void test_prune_stops_at_unreadable_journal(void **state)
     h_fini(&h);
 }
 
+/* ---- prune and trim meet a checkpoint they cannot read -------------------------------------- */
+
+/* judge/checkpoint_hooks.h: before the checkpoint file `target` (NULL: the
+ * next one) is opened, RLIMIT_NOFILE's soft limit is lowered to the lowest
+ * free descriptor, so that this open — and every later one until
+ * emfile_restore — fails with EMFILE for real (the folder was listed
+ * already, with a descriptor then free). */
+typedef struct emfile_hook {
+    char target[512];
+    bool any;
+    int fired;
+    struct rlimit saved;
+} emfile_hook;
+
+static void emfile_before_open(void *user, const char *path)
+{
+    emfile_hook *e = user;
+    if ((!e->any && strcmp(path, e->target) != 0) || e->fired++)
+        return;
+    int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    assert_true(fd >= 0);
+    close(fd);
+    assert_int_equal(getrlimit(RLIMIT_NOFILE, &e->saved), 0);
+    struct rlimit rl = e->saved;
+    rl.rlim_cur = (rlim_t)fd;
+    assert_int_equal(setrlimit(RLIMIT_NOFILE, &rl), 0);
+}
+
+static void emfile_restore(emfile_hook *e)
+{
+    if (e->fired)
+        assert_int_equal(setrlimit(RLIMIT_NOFILE, &e->saved), 0);
+    e->fired = 0;
+}
+
+static bool exists(const harness *h, uint64_t pass)
+{
+    char p[512];
+    ckpt_path(h, pass, p, sizeof p);
+    return access(p, F_OK) == 0;
+}
+
+/* Three committed checkpoints a < b < c on a segmented journal (2 KiB
+ * segments: each covers several), the judge open. */
+static void three_checkpoints(harness *h, uint64_t seed, dls_judge_checkpoint_info ck[3])
+{
+    h_init_segmented(h, 2, NHOLD, 2048);
+    h_open(h);
+    rng = seed;
+    h_tick(h, 1000 * MS);
+    h_pass(h);
+    for (int k = 0; k < 3; k++) {
+        for (int i = 0; i < 8; i++)
+            step(h);
+        checkpoint(h, &ck[k]);
+    }
+    assert_true(ck[0].journal_next < ck[1].journal_next &&
+                ck[1].journal_next < ck[2].journal_next);
+}
+
+/* judge.md rev 4, Checkpoints, Retention ("the oldest committed checkpoint
+ * it keeps") and Commit (a committed checkpoint exists until proven
+ * otherwise); docs/checkpoints.md, "A checkpoint that cannot be read":
+ * a committed checkpoint the prune cannot open for a transient reason
+ * (EMFILE here, made for real by lowering RLIMIT_NOFILE after the listing)
+ * is not unusable: the prune answers DLS_ERR_IO naming it (w.offset = its
+ * pass, w.sys_errno = EMFILE) and deletes nothing (it used to delete it as
+ * unusable, with the newest checkpoint among its victims). In the CLI
+ * judge's order — checkpoint, prune, trim — the trim that follows while
+ * descriptors are still short trims nothing (it used to trim past the
+ * oldest kept checkpoint it could not read). Once descriptors are back,
+ * the same calls prune and trim as usual. */
+static void test_prune_stops_at_unopenable_checkpoint(void **state)
+{
+    (void)state;
+    harness h;
+    dls_judge_checkpoint_info ck[3];
+    three_checkpoints(&h, 0xe3f1, ck);
+    /* an unusable file (no stream header) named as a newer checkpoint:
+     * that one goes, the open failures below do not */
+    char junk[512];
+    ckpt_path(&h, ck[2].pass + 1000, junk, sizeof junk);
+    FILE *jf = fopen(junk, "w");
+    assert_non_null(jf);
+    fputs("not a stream file", jf);
+    fclose(jf);
+    uint64_t bases0[512];
+    assert_true(seg_bases(h.journal_path, bases0, 512) > 4);
+    assert_int_equal(bases0[0], 0);
+
+    /* the newest committed checkpoint cannot be opened: nothing is deleted */
+    emfile_hook e = {.any = false};
+    ckpt_path(&h, ck[2].pass, e.target, sizeof e.target);
+    jc_hooks hk = {emfile_before_open, &e};
+    size_t deleted = 99;
+    dls_where w = {0};
+    int rc = jc_prune_checkpoints(h.j, h.ckpt_dir, 2, &deleted, &w, &hk);
+    int fired = e.fired;
+    emfile_restore(&e);
+    assert_int_equal(fired >= 1, 1);
+    assert_int_equal(rc, DLS_ERR_IO);
+    assert_int_equal(w.sys_errno, EMFILE);
+    assert_int_equal(w.offset, ck[2].pass);
+    assert_non_null(w.reason);
+    assert_int_equal(deleted, 0);
+    for (int k = 0; k < 3; k++)
+        assert_true(exists(&h, ck[k].pass));
+    assert_int_equal(access(junk, F_OK), 0);
+
+    /* the trim right after it, descriptors still short (the limit drops
+     * at the first file it opens), then with the oldest kept checkpoint
+     * alone unopenable: nothing is trimmed */
+    uint64_t before = 1, oldest = 1;
+    memset(&w, 0, sizeof w);
+    e.any = true;
+    rc = jc_trim_journal(h.j, h.ckpt_dir, &before, &oldest, &w, &hk);
+    emfile_restore(&e);
+    assert_int_equal(rc, DLS_ERR_IO);
+    assert_int_equal(w.sys_errno, EMFILE);
+    assert_int_equal(before, 0);
+    e.any = false;
+    ckpt_path(&h, ck[0].pass, e.target, sizeof e.target);
+    memset(&w, 0, sizeof w);
+    rc = jc_trim_journal(h.j, h.ckpt_dir, &before, &oldest, &w, &hk);
+    emfile_restore(&e);
+    assert_int_equal(rc, DLS_ERR_IO);
+    assert_int_equal(w.sys_errno, EMFILE);
+    assert_int_equal(w.offset, ck[0].pass);
+    assert_int_equal(before, 0);
+    uint64_t bases[512];
+    assert_int_equal(seg_bases(h.journal_path, bases, 512) > 4, 1);
+    assert_int_equal(bases[0], 0);
+    for (int k = 0; k < 3; k++)
+        assert_true(exists(&h, ck[k].pass));
+
+    /* descriptors back: the prune keeps b and c, deletes a and the junk;
+     * the trim goes to b's journal_next */
+    memset(&w, 0, sizeof w);
+    assert_int_equal(dls_judge_prune_checkpoints(h.j, h.ckpt_dir, 2, &deleted, &w), 0);
+    assert_int_equal(deleted, 2);
+    assert_false(exists(&h, ck[0].pass));
+    assert_true(exists(&h, ck[1].pass) && exists(&h, ck[2].pass));
+    assert_int_not_equal(access(junk, F_OK), 0);
+    assert_int_equal(dls_judge_trim_journal(h.j, h.ckpt_dir, &before, &oldest, &w), 0);
+    assert_int_equal(before, ck[1].journal_next);
+    assert_true(oldest > 0 && oldest <= ck[1].journal_next);
+    /* and both kept ones restart the judge */
+    uint64_t highest = dls_judge_highest_lease(h.j), last = dls_judge_last_pass(h.j);
+    h_restart_seg(&h, true);
+    assert_int_equal(dls_judge_highest_lease(h.j), highest);
+    assert_int_equal(dls_judge_last_pass(h.j), last);
+    h_fini(&h);
+}
+
+/* Rewrites the checkpoint file at `path` with its last record's final byte
+ * changed: a well-formed stream file with good CRCs whose digest is not
+ * its commit record's. */
+static void plant_wrong_digest(const char *path)
+{
+    size_t n;
+    uint8_t *pl = payloads(path, &n);
+    assert_int_equal(unlink(path), 0);
+    dls_medium *m;
+    assert_int_equal(dls_medium_create(&m, DLS_MEDIUM_FILE, path, NULL, NULL), 0);
+    size_t off = 0;
+    while (off < n) {
+        uint32_t l;
+        memcpy(&l, pl + off, 4);
+        if (off + 4 + l == n) {
+            uint8_t *last = pl + off + 4 + l - 1; /* a uint (seq) or nil/bool */
+            *last = *last < 0x7f ? (uint8_t)(*last + 1) : (uint8_t)(*last - 1);
+        }
+        assert_int_equal(dls_medium_append(m, pl + off + 4, l, NULL, NULL), 0);
+        off += 4 + l;
+    }
+    dls_medium_del(m);
+    free(pl);
+}
+
+/* judge.md rev 4, Checkpoints, Commit: "A checkpoint without that record,
+ * or whose digest differs, does not exist"; Retention: the owner keeps at
+ * least two (existing) checkpoints and trims before the oldest kept one;
+ * docs/checkpoints.md, "Prune verifies what it keeps". The newest of three
+ * committed checkpoints rewritten with one value changed (good CRCs, a
+ * wrong digest) is not one of the `keep`: the prune deletes it and keeps
+ * the two older ones (it used to keep it and delete the oldest, leaving
+ * one checkpoint a restart can load), both of which restart the judge; the
+ * trim then goes to the oldest's journal_next. With one of those two
+ * rewritten too, one checkpoint exists: nothing more is trimmed. */
+static void test_prune_verifies_digest_of_kept(void **state)
+{
+    (void)state;
+    harness h;
+    dls_judge_checkpoint_info ck[3];
+    three_checkpoints(&h, 0xd16e, ck);
+    char p[512];
+    ckpt_path(&h, ck[2].pass, p, sizeof p);
+    plant_wrong_digest(p);
+    size_t deleted = 0;
+    dls_where w = {0};
+    assert_int_equal(dls_judge_prune_checkpoints(h.j, h.ckpt_dir, 2, &deleted, &w), 0);
+    assert_int_equal(deleted, 1);
+    assert_false(exists(&h, ck[2].pass));
+    assert_true(exists(&h, ck[0].pass) && exists(&h, ck[1].pass));
+    uint64_t before = 0, oldest = 0;
+    assert_int_equal(dls_judge_trim_journal(h.j, h.ckpt_dir, &before, &oldest, &w), 0);
+    assert_int_equal(before, ck[0].journal_next);
+    /* the judge restarts from b, and from a with b gone */
+    uint64_t highest = dls_judge_highest_lease(h.j), last = dls_judge_last_pass(h.j);
+    h_restart_seg(&h, true);
+    assert_int_equal(dls_judge_highest_lease(h.j), highest);
+    assert_int_equal(dls_judge_last_pass(h.j), last);
+    /* b's digest wrong as well: a alone exists, nothing more is trimmed and
+     * the prune keeps a (it deletes b: it does not exist) */
+    ckpt_path(&h, ck[1].pass, p, sizeof p);
+    plant_wrong_digest(p);
+    for (int i = 0; i < 8; i++)
+        step(&h);
+    before = 1;
+    assert_int_equal(dls_judge_trim_journal(h.j, h.ckpt_dir, &before, &oldest, &w), 0);
+    assert_int_equal(before, 0);
+    assert_int_equal(dls_judge_prune_checkpoints(h.j, h.ckpt_dir, 2, &deleted, &w), 0);
+    assert_int_equal(deleted, 1);
+    assert_true(exists(&h, ck[0].pass));
+    assert_false(exists(&h, ck[1].pass));
+    h_restart_seg(&h, true); /* from a: the trim kept its journal */
+    assert_int_equal(dls_judge_last_pass(h.j), last + 8);
+    h_fini(&h);
+}
+
+/* Drops CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH from this process (a
+ * forked child) so that a file's mode bits bind even for root; false when
+ * the kernel refuses (then the test cannot make EACCES). */
+static bool drop_dac_override(void)
+{
+    if (geteuid() != 0)
+        return true; /* the mode bits bind already */
+    struct __user_cap_header_struct hdr = {_LINUX_CAPABILITY_VERSION_3, 0};
+    struct __user_cap_data_struct data[2];
+    memset(data, 0, sizeof data);
+    if (syscall(SYS_capget, &hdr, data) != 0)
+        return false;
+    uint32_t drop = (1u << CAP_DAC_OVERRIDE) | (1u << CAP_DAC_READ_SEARCH);
+    data[0].effective &= ~drop;
+    data[0].permitted &= ~drop;
+    data[0].inheritable &= ~drop;
+    return syscall(SYS_capset, &hdr, data) == 0;
+}
+
+/* judge.md rev 4, Checkpoints, Retention and Commit; docs/checkpoints.md,
+ * "A checkpoint that cannot be read": EACCES, without a test hook. The
+ * oldest kept committed checkpoint's file made unreadable (mode 000, the
+ * check run in a child without CAP_DAC_OVERRIDE): the prune answers
+ * DLS_ERR_PERM naming it (w.offset its pass, w.sys_errno EACCES) and
+ * deletes nothing, and the trim trims nothing (they used to delete it and
+ * trim the journal past its journal_next). */
+static void test_prune_stops_at_unreadable_checkpoint_eacces(void **state)
+{
+    (void)state;
+    harness h;
+    dls_judge_checkpoint_info ck[3];
+    three_checkpoints(&h, 0xacce55, ck);
+    char p[512];
+    ckpt_path(&h, ck[1].pass, p, sizeof p);
+    assert_int_equal(chmod(p, 0), 0);
+    uint64_t bases0[512];
+    assert_true(seg_bases(h.journal_path, bases0, 512) > 4);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        if (!drop_dac_override())
+            _exit(77);
+        int fd = open(p, O_RDONLY | O_CLOEXEC);
+        if (fd >= 0 || errno != EACCES)
+            _exit(78); /* the mode bits do not bind here */
+        size_t deleted = 99;
+        dls_where w = {0};
+        int rc = dls_judge_prune_checkpoints(h.j, h.ckpt_dir, 2, &deleted, &w);
+        if (rc != DLS_ERR_PERM || w.sys_errno != EACCES || w.offset != ck[1].pass ||
+            deleted != 0)
+            _exit(1);
+        uint64_t before = 1;
+        memset(&w, 0, sizeof w);
+        rc = dls_judge_trim_journal(h.j, h.ckpt_dir, &before, NULL, &w);
+        if (rc != DLS_ERR_PERM || w.sys_errno != EACCES || before != 0)
+            _exit(2);
+        _exit(0);
+    }
+    int st = 0;
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    assert_true(WIFEXITED(st));
+    if (WEXITSTATUS(st) == 77 || WEXITSTATUS(st) == 78) {
+        fprintf(stderr, "EACCES cannot be made here (capabilities): skipped\n");
+    } else {
+        assert_int_equal(WEXITSTATUS(st), 0);
+    }
+    for (int k = 0; k < 3; k++)
+        assert_true(exists(&h, ck[k].pass));
+    uint64_t bases[512];
+    assert_int_equal(seg_bases(h.journal_path, bases, 512) > 4, 1);
+    assert_int_equal(bases[0], bases0[0]);
+    assert_int_equal(chmod(p, 0600), 0);
+    h_fini(&h);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -2393,6 +2702,9 @@ int main(void)
         cmocka_unit_test(test_prune_keeps_committed_only),
         cmocka_unit_test(test_soak_retention),
         cmocka_unit_test(test_prune_stops_at_unreadable_journal),
+        cmocka_unit_test(test_prune_stops_at_unopenable_checkpoint),
+        cmocka_unit_test(test_prune_verifies_digest_of_kept),
+        cmocka_unit_test(test_prune_stops_at_unreadable_checkpoint_eacces),
     };
     if (getenv("DLS_CKPT_ONLY_KILL")) { /* scripts/kill_checkpoint.sh */
         const struct CMUnitTest only[] = {cmocka_unit_test(test_kill_while_checkpointing)};

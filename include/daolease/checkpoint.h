@@ -66,15 +66,25 @@ DLS_EXPORT int dls_checkpoint_prune(const char *dir, size_t keep, size_t *delete
  * journal_next. Keeps the newest `keep` (at least 2) of those and deletes
  * every other checkpoint file (older committed ones, and files no restart
  * can use: one left uncommitted by a crash between its rename and its
- * commit) and any `.tmp` leftover; with no committed checkpoint found it
- * deletes only the leftovers. Digests are not recomputed (restart does).
- * Cost: the checkpoints' headers and one walk of the journal from the
- * least journal_next among them (on a plain-file journal the walk starts
- * at the file's start: the format has no index). Call it between passes.
- * *deleted (optional) counts the files removed. Errors: DLS_ERR_CONFIG
- * (keep < 2), DLS_ERR_JOURNAL (the journal cannot be read to its end: a
- * hole, corruption, an I/O error at w->offset — nothing is deleted),
- * DLS_ERR_IO (w->sys_errno), DLS_ERR_NOMEM, the usual handle errors. */
+ * commit; one whose digest or record count is not its commit record's:
+ * judge.md, "does not exist") and any `.tmp` leftover; with no committed
+ * checkpoint found it deletes only the leftovers. The committed files are
+ * read whole and their digests checked, newest first, until `keep` match.
+ * Cost: the checkpoints' headers, one walk of the journal from the least
+ * journal_next among them (on a plain-file journal the walk starts at the
+ * file's start: the format has no index), and reading the `keep` newest
+ * committed checkpoints (O(their size): docs/checkpoints.md). Call it
+ * between passes. *deleted (optional) counts the files removed. A
+ * checkpoint file that exists but cannot be opened or read (EMFILE,
+ * ENFILE, EACCES, EIO, ENOMEM, … — anything but its absence or unusable
+ * content) stops the prune before anything is deleted. Errors:
+ * DLS_ERR_CONFIG (keep < 2), DLS_ERR_JOURNAL (the journal cannot be read
+ * to its end: a hole, corruption, an I/O error at w->offset — nothing is
+ * deleted), DLS_ERR_IO / DLS_ERR_PERM (EACCES, EPERM) / DLS_ERR_NOMEM with
+ * w->offset = the pass n of the checkpoint file `<dir>/<n as 20
+ * digits>.dls` (dls_checkpoint_path) that cannot be read or deleted and
+ * w->sys_errno its errno (w->offset 0: the folder cannot be listed), the
+ * usual handle errors. */
 DLS_EXPORT int dls_judge_prune_checkpoints(dls_judge *j, const char *dir, size_t keep,
                                            size_t *deleted, dls_where *w);
 
@@ -87,8 +97,13 @@ DLS_EXPORT int dls_judge_prune_checkpoints(dls_judge *j, const char *dir, size_t
  * least `journal_next` among the checkpoints in `dir` whose header names
  * this journal and its own pass and whose grantor-signed commit record is
  * on the journal after it (one walk of the journal from the least
- * journal_next); with fewer than two such checkpoints nothing is trimmed
- * (answers 0, *before 0), so a restart keeps a checkpoint to fall back on.
+ * journal_next); with fewer than two such checkpoints whose digest and
+ * record count match their commit (the newest are read whole until two
+ * match) nothing is trimmed (answers 0, *before 0), so a restart keeps a
+ * checkpoint to fall back on. A checkpoint file that exists but cannot be
+ * opened or read: nothing is trimmed, the error as for
+ * dls_judge_prune_checkpoints (DLS_ERR_IO / DLS_ERR_PERM / DLS_ERR_NOMEM,
+ * w->offset its pass, w->sys_errno).
  * Call it between passes, after dls_judge_checkpoint and
  * dls_judge_prune_checkpoints (keep at least 2). A judge whose journal was
  * trimmed restarts only from a checkpoint: full replay is refused (the
