@@ -777,26 +777,31 @@ static int verify_file(const char *path, const ck_file *f, const jc_hooks *hk, b
         dls_medium_del(m);
         return file_fail(w, rc, f->pass, 0, CK_UNREADABLE);
     }
-    crypto_generichash_state h;
-    crypto_generichash_init(&h, NULL, 0, DLS_CKPT_DIGEST_LEN);
+    dls_ckhash *h;
+    if ((rc = dls_ckhash_new(&h)) != 0) {
+        dls_cursor_del(c);
+        dls_medium_del(m);
+        return rc;
+    }
     uint64_t count = 0;
     int k = 1;
     while (count <= f->records) {
         dls_record rec;
         if ((k = next_rec(c, &rec, f->pass, w)) != 1)
             break;
-        uint8_t le[4] = {(uint8_t)rec.n, (uint8_t)(rec.n >> 8), (uint8_t)(rec.n >> 16),
-                         (uint8_t)(rec.n >> 24)};
-        crypto_generichash_update(&h, le, 4);
-        crypto_generichash_update(&h, rec.p, rec.n);
+        int ar = dls_ckhash_add(h, rec.p, rec.n);
+        if (ar) {
+            k = ar;
+            break;
+        }
         count++;
     }
     dls_cursor_del(c);
     dls_medium_del(m);
+    uint8_t got[DLS_CKPT_DIGEST_LEN];
+    dls_ckhash_final(h, k < 0 ? NULL : got);
     if (k < 0)
         return k;
-    uint8_t got[DLS_CKPT_DIGEST_LEN];
-    crypto_generichash_final(&h, got, sizeof got);
     *good = count == f->records && sodium_memcmp(got, f->digest, sizeof got) == 0;
     return 0;
 }
