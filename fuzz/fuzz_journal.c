@@ -467,11 +467,17 @@ typedef struct fj_input {
     size_t n;
 } fj_input;
 
-/* What the journal says about time: the last valid mark's now and basis. */
+/* What the journal says about time: the last valid mark's now and basis.
+ * The payloads appended signed and unspoiled are listed while the journal
+ * is built, and only the last ones are decoded, from the end back to the
+ * first valid mark (the only one the ticks need). */
 typedef struct fj_time {
     bool have;
     uint64_t now;
     char basis[256];
+    size_t nsigned;
+    const uint8_t *sp[FJ_PAYLOADS_MAX];
+    size_t sn[FJ_PAYLOADS_MAX];
 } fj_time;
 
 static bool spoiled(const fj_input *in, size_t i)
@@ -480,17 +486,18 @@ static bool spoiled(const fj_input *in, size_t i)
     return (in->flags & 3u) != 0 && i % (k + 1) == k;
 }
 
-static void note_mark(fj_time *t, const uint8_t *p, size_t n)
+static bool note_mark(fj_time *t, const uint8_t *p, size_t n)
 {
     dls_mark_view v;
     if (dls_mark_classify(p, n) != DLS_MARK_REC_MARK || dls_mark_decode(p, n, &v, NULL) ||
         v.continued)
-        return;
+        return false;
     t->have = true;
     t->now = v.now.ns;
     size_t b = v.basis.n < sizeof t->basis - 1 ? v.basis.n : 0;
     memcpy(t->basis, v.basis.p, b);
     t->basis[b] = 0;
+    return true;
 }
 
 /* Appends payload i (fact bytes p/n) as the input says; append errors (a
@@ -509,8 +516,10 @@ static void append_payload(dls_medium *j, const fj_input *in, size_t i, const ui
         return; /* too big for an envelope */
     if (how == 2)
         env_buf[en - 1 - (i % 64)] ^= 0x01; /* the signature is the envelope's tail */
-    if (dls_medium_append(j, env_buf, en, NULL, NULL) == 0 && how == 0)
-        note_mark(t, p, n);
+    if (dls_medium_append(j, env_buf, en, NULL, NULL) == 0 && how == 0) {
+        t->sp[t->nsigned] = p;
+        t->sn[t->nsigned++] = n;
+    }
 }
 
 /* The journal file is created once (init) and cut back to its header for
@@ -538,6 +547,9 @@ static dls_medium *build_journal(const fj_input *in, fj_time *t)
         p += len;
         left -= len;
     }
+    for (size_t i = t->nsigned; i-- > 0;)
+        if (note_mark(t, t->sp[i], t->sn[i]))
+            break;
     return j;
 }
 
