@@ -87,13 +87,14 @@
  * libFuzzer (21 %), the ASan/UBSan runtime (18.5 %), trace-cmp callbacks
  * (18 %), the kernel (15 %; fdatasync 0.09 %), libsodium and libc (before
  * the -fno-sanitize-recover change). Built with no sanitizer at all the
- * target is 2.5x faster, not 10x. Measured and not taken: smaller ASan quarantine, shorter malloc stacks, no malloc
- * fill (no gain above noise), a coverage allowlist (unreached code costs
- * nothing in libFuzzer's scan), fewer payloads or a lower -max_len (the
- * seeds that replay the whole vector run would be cut). Side by side
- * with 0bc258a, from the seeds, both changes: 1.17-1.25x executions per
- * CPU second over 60 s, 1.21x over a 600 s campaign (523,305 against
- * 442,532 executions) -- ~1.6-1.7k per CPU second, not the issue's 10k. */
+ * target is 2.5x faster, not 10x. Measured and not taken: a smaller ASan
+ * quarantine, shorter malloc stacks, no malloc fill (no gain above noise),
+ * a coverage allowlist (unreached code costs nothing in libFuzzer's scan),
+ * fewer payloads or a lower -max_len (the seeds that replay the whole
+ * vector run would be cut). Side by side with 0bc258a, from the seeds,
+ * both changes: 1.17-1.25x executions per CPU second over 60 s, 1.21x over
+ * a 600 s campaign (523,305 against 442,532 executions) -- ~1.6-1.7k per
+ * CPU second, not the issue's 10k. */
 #include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
