@@ -44,7 +44,6 @@ typedef struct ck_out {
     jvec recs;              /* const uint8_t *: scratch for the append */
     uint64_t records;
     dls_ckhash *h;          /* the digest, hashed beside (ckhash.h) */
-    uint8_t *buf;           /* DLS_RECORD_MAX */
     dls_where *w;
 } ck_out;
 
@@ -74,20 +73,27 @@ static int ck_flush(ck_out *o)
     return rc;
 }
 
+/* Starts the next record: packed in place at the end of the buffer, which
+ * ck_open sized for CK_FLUSH bytes plus one record of the largest size
+ * (so it never moves). */
+static void ck_begin(ck_out *o, dls_pk *b)
+{
+    dls_pk_init(b, (uint8_t *)o->bytes.p + o->bytes.n, DLS_RECORD_MAX);
+}
+
+/* Ends the record ck_begin started: hashed, counted, appended with the
+ * others once CK_FLUSH bytes are buffered. */
 static int ck_emit(ck_out *o, dls_pk *b)
 {
     if (b->overflow)
         return DLS_ERR_TOOBIG;
-    int rc = jvec_reserve(&o->bytes, 1, b->len);
+    int rc = jvec_push(&o->lens, sizeof(size_t), &b->len);
     if (!rc)
-        rc = jvec_push(&o->lens, sizeof(size_t), &b->len);
+        rc = dls_ckhash_add(o->h, (const uint8_t *)o->bytes.p + o->bytes.n, b->len);
     if (rc)
         return rc;
-    memcpy((uint8_t *)o->bytes.p + o->bytes.n, o->buf, b->len);
     o->bytes.n += b->len;
     o->records++;
-    if ((rc = dls_ckhash_add(o->h, o->buf, b->len)) != 0)
-        return rc;
     if (o->bytes.n >= CK_FLUSH || o->lens.n >= CK_CHUNK)
         return ck_flush(o);
     return 0;
@@ -122,7 +128,7 @@ static void pk_dur(dls_pk *b, uint64_t ns)
 static int write_header(dls_judge *j, ck_out *o)
 {
     dls_pk b;
-    dls_pk_init(&b, o->buf, DLS_RECORD_MAX);
+    ck_begin(o, &b);
     msgpack_pack_map(&b.pk, 7);
     PK_KEY(&b, "dao.ckpt/pass");
     dls_pk_uint(&b, j->ck_pass);
@@ -201,7 +207,7 @@ static int write_leases(dls_judge *j, ck_out *o)
         const jl_party *h = jl_party_at(j, l->holder);
         bool unknown = (l->flags & (JL_UNKNOWN | JL_RECOVERED)) != 0;
         dls_pk b;
-        dls_pk_init(&b, o->buf, DLS_RECORD_MAX);
+        ck_begin(o, &b);
         msgpack_pack_map(&b.pk, 15);
         PK_KEY(&b, "dao.ckpt/lease");
         dls_pk_uint(&b, l->id);
@@ -313,7 +319,7 @@ static int write_waiters_delays(dls_judge *j, ck_out *o)
         for (const jl_waiter *w = jl_subx_peek(j, s)->whead; w && !rc; w = w->next) {
             const jl_party *h = jl_party_at(j, w->p.holder);
             dls_pk b;
-            dls_pk_init(&b, o->buf, DLS_RECORD_MAX);
+            ck_begin(o, &b);
             msgpack_pack_map(&b.pk, 8);
             PK_KEY(&b, "dao.ckpt/waiter");
             dls_pk_raw(&b, w->p.proposal, w->p.plen);
@@ -350,7 +356,7 @@ static int write_waiters_delays(dls_judge *j, ck_out *o)
     for (size_t k = 0; k < v.n && !rc; k++) {
         const jl_subject *s = jl_subject_at(j, JVEC_AT(v, uint32_t, k));
         dls_pk b;
-        dls_pk_init(&b, o->buf, DLS_RECORD_MAX);
+        ck_begin(o, &b);
         msgpack_pack_map(&b.pk, 2);
         PK_KEY(&b, "dao.ckpt/delay");
         dls_pk_bin(&b, jl_subject_bytes(s), s->len);
@@ -401,7 +407,7 @@ static int write_authors(dls_judge *j, ck_out *o)
             if (ps->medium >= j->nmedia)
                 continue;
             dls_pk b;
-            dls_pk_init(&b, o->buf, DLS_RECORD_MAX);
+            ck_begin(o, &b);
             msgpack_pack_map(&b.pk, 3);
             PK_KEY(&b, "dao.ckpt/author");
             dls_pk_str(&b, pa->name, pa->len);
@@ -432,6 +438,8 @@ static int ck_open(ck_out *o, const char *tmp, dls_where *w)
 {
     o->fd = -1;
     o->w = w;
+    if (jvec_reserve(&o->bytes, 1, CK_FLUSH + DLS_RECORD_MAX))
+        return DLS_ERR_NOMEM;
     unlink(tmp);
     dls_medium_settings ms;
     dls_medium_settings_default(&ms);
@@ -553,8 +561,7 @@ int dls_judge_checkpoint(dls_judge *j, const char *dir, dls_judge_checkpoint_inf
     ck_out o;
     memset(&o, 0, sizeof o);
     o.fd = -1;
-    o.buf = malloc(DLS_RECORD_MAX);
-    rc = final && tmp && o.buf ? 0 : DLS_ERR_NOMEM;
+    rc = final && tmp ? 0 : DLS_ERR_NOMEM;
     if (!rc) {
         sprintf(final, "%s/%020llu.dls", dir, (unsigned long long)j->ck_pass);
         sprintf(tmp, "%s.tmp", final);
@@ -584,7 +591,6 @@ int dls_judge_checkpoint(dls_judge *j, const char *dir, dls_judge_checkpoint_inf
     jvec_free(&o.bytes);
     jvec_free(&o.lens);
     jvec_free(&o.recs);
-    free(o.buf);
     free(final);
     free(tmp);
     free(path);

@@ -10,7 +10,12 @@ static int write_fixed(void *data, const char *buf, size_t len)
         b->overflow = true;
         return -1;
     }
-    memcpy(b->out + b->len, buf, len);
+    uint8_t *d = b->out + b->len;
+    if (len <= 8) /* msgpack-c writes headers of 1-9 bytes: no call for them */
+        for (size_t i = 0; i < len; i++)
+            d[i] = (uint8_t)buf[i];
+    else
+        memcpy(d, buf, len);
     b->len += len;
     return 0;
 }
