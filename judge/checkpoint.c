@@ -43,6 +43,7 @@ typedef struct ck_out {
     jvec lens;              /* size_t */
     jvec recs;              /* const uint8_t *: scratch for the append */
     uint64_t records;
+    off_t hinted;           /* the file's bytes already handed to writeback */
     dls_ckhash *h;          /* the digest, hashed beside (ckhash.h) */
     dls_where *w;
 } ck_out;
@@ -67,8 +68,13 @@ static int ck_flush(ck_out *o)
     rc = dls_medium_append_batch(o->m, recs, o->lens.p, n, &first, o->w);
     o->bytes.n = o->lens.n = 0;
 #ifdef SYNC_FILE_RANGE_WRITE
-    if (!rc && o->fd >= 0) /* a hint: start writeback now, wait for it at the end */
-        (void)sync_file_range(o->fd, 0, 0, SYNC_FILE_RANGE_WRITE);
+    off_t end;
+    if (!rc && o->fd >= 0 && (end = lseek(o->fd, 0, SEEK_END)) > o->hinted) {
+        /* a hint: start writing back what this append wrote, wait for it
+         * in ck_close's fdatasync */
+        (void)sync_file_range(o->fd, o->hinted, end - o->hinted, SYNC_FILE_RANGE_WRITE);
+        o->hinted = end;
+    }
 #endif
     return rc;
 }
