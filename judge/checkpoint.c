@@ -737,6 +737,23 @@ static int next_rec(dls_cursor *c, dls_record *rec, uint64_t pass, dls_where *w)
     }
 }
 
+/* Opens checkpoint `pass` at path and a cursor at its start: 0 with *m
+ * NULL when the file is gone or not a stream file (open_ckpt), an error
+ * when it cannot be read. */
+static int open_cursor(const char *path, uint64_t pass, const jc_hooks *hk, dls_medium **m,
+                       dls_cursor **c, dls_where *w)
+{
+    int rc = open_ckpt(path, pass, hk, m, w);
+    if (rc || !*m)
+        return rc;
+    if ((rc = dls_cursor_new(c, *m, 0)) != 0) {
+        dls_medium_del(*m);
+        *m = NULL;
+        return file_fail(w, rc, pass, 0, CK_UNREADABLE);
+    }
+    return 0;
+}
+
 /* Reads f's header: f->ok and f->next when it names this journal and f's
  * pass. Answers an error only when the file exists and cannot be read
  * (open_ckpt, next_rec); a missing file or unusable content leaves f->ok
@@ -746,14 +763,10 @@ static int header_next(const dls_judge *j, const char *path, ck_file *f, const j
 {
     f->ok = false;
     dls_medium *m;
-    int rc = open_ckpt(path, f->pass, hk, &m, w);
+    dls_cursor *c;
+    int rc = open_cursor(path, f->pass, hk, &m, &c, w);
     if (rc || !m)
         return rc;
-    dls_cursor *c;
-    if ((rc = dls_cursor_new(&c, m, 0)) != 0) {
-        dls_medium_del(m);
-        return file_fail(w, rc, f->pass, 0, CK_UNREADABLE);
-    }
     dls_record rec;
     dls_ckpt_rec r;
     int k = next_rec(c, &rec, f->pass, w);
@@ -781,14 +794,10 @@ static int verify_file(const char *path, const ck_file *f, const jc_hooks *hk, b
 {
     *good = false;
     dls_medium *m;
-    int rc = open_ckpt(path, f->pass, hk, &m, w);
+    dls_cursor *c;
+    int rc = open_cursor(path, f->pass, hk, &m, &c, w);
     if (rc || !m)
         return rc;
-    dls_cursor *c;
-    if ((rc = dls_cursor_new(&c, m, 0)) != 0) {
-        dls_medium_del(m);
-        return file_fail(w, rc, f->pass, 0, CK_UNREADABLE);
-    }
     dls_ckhash *h;
     if ((rc = dls_ckhash_new(&h)) != 0) {
         dls_cursor_del(c);
