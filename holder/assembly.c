@@ -194,7 +194,7 @@ int dls_holder_new(dls_holder **out, const dls_holder_parts *parts, const dls_ho
     h->ud = user_data;
     h->props = calloc(s->max_proposals, sizeof *h->props);
     h->leases = calloc(s->max_leases, sizeof *h->leases);
-    if (!h->props || !h->leases || hld_batch_init(h) != 0) {
+    if (!h->props || !h->leases || hld_batch_init(h) != 0 || hld_sched_init(h) != 0) {
         dls_holder_del(h);
         return refuse(w, DLS_ERR_NOMEM, "holder: out of memory");
     }
@@ -216,6 +216,7 @@ void dls_holder_del(dls_holder *h)
     free(h->leases);
     free(h->props);
     hld_batch_fini(h);
+    hld_sched_fini(h);
     dls_vec_free(&h->ev);
     sodium_memzero(h->msg, sizeof h->msg);
     free(h);

@@ -42,26 +42,6 @@ void hld_event_text(dls_holder_event *e, const void *p, size_t n)
     e->text_len = n;
 }
 
-hlease *hld_find_lease(dls_holder *h, uint64_t id)
-{
-    for (size_t i = 0; i < h->nleases; i++)
-        if (h->leases[i].id == id)
-            return &h->leases[i];
-    return NULL;
-}
-
-const hlease *hld_find_lease_c(const dls_holder *h, uint64_t id)
-{
-    return hld_find_lease((dls_holder *)h, id);
-}
-
-void hld_drop_lease(dls_holder *h, hlease *l)
-{
-    free(l->subject);
-    size_t i = (size_t)(l - h->leases);
-    h->leases[i] = h->leases[--h->nleases];
-}
-
 /* The proposal whose encoded id is exactly `enc`, or NULL. */
 hprop *hld_find_prop(dls_holder *h, dls_bytes enc)
 {
@@ -232,6 +212,7 @@ void hld_lose(dls_holder *h, hlease *l, const char *why)
     l->state = DLS_HOLDER_AT_BOUND;
     l->bound_unreported = false;
     l->npend = 0;
+    hld_sched_update(h, l);
     dls_holder_event *e = hld_event_push(h, DLS_HOLDER_BOUND, l->id, l->proposal);
     hld_event_text(e, why, strlen(why));
 }
@@ -272,29 +253,33 @@ static void bound_text(const dls_holder *h, const hlease *l, char *buf, size_t c
                  ", the last at position %" PRIu64, l->last_pos);
 }
 
-/* Every held lease whose bound is at or before now stops: BOUND. */
-static void check_bounds(dls_holder *h)
+/* A held lease stops at its bound: BOUND. */
+static void check_bound(dls_holder *h, hlease *l)
 {
-    for (size_t i = 0; i < h->nleases; i++) {
-        hlease *l = &h->leases[i];
-        if (l->state != DLS_HOLDER_HELD)
-            continue;
-        if (h->ticks_ended || l->bound_unreported || h->now >= hld_lease_bound(l)) {
-            char why[DLS_HOLDER_TEXT_MAX];
-            bound_text(h, l, why, sizeof why);
-            hld_lose(h, l, why);
-        }
+    if (l->state == DLS_HOLDER_HELD &&
+        (h->ticks_ended || l->bound_unreported || h->now >= hld_lease_bound(l))) {
+        char why[DLS_HOLDER_TEXT_MAX];
+        bound_text(h, l, why, sizeof why);
+        hld_lose(h, l, why);
     }
 }
 
-/* The reading at which a held lease next needs a step. */
-static uint64_t lease_next(const hlease *l)
+/* Step 2: every held lease whose bound is at or before now stops. Only the
+ * leases the schedule says are due can be (their key is at most their
+ * bound); once the tick stream has ended, all of them. */
+static void check_bounds(dls_holder *h)
 {
-    uint64_t due = dls_holder_due_of(l->observed, l->renewed, l->last_renewal, l->interval);
-    if (l->failed && due <= l->failed_at)
-        due = dls_add_sat(l->failed_at, 1); /* retry at a newer reading */
-    uint64_t bound = hld_lease_bound(l);
-    return due < bound ? due : bound;
+    if (h->ticks_ended) {
+        for (size_t i = 0; i < h->nleases; i++)
+            check_bound(h, &h->leases[i]);
+        return;
+    }
+    size_t n = hld_sched_pop_due(h);
+    for (size_t k = 0; k < n; k++) {
+        hlease *l = &h->leases[h->popped[k]];
+        check_bound(h, l);
+        hld_sched_update(h, l);
+    }
 }
 
 /* The outcome of one owed write (holder.md: a renewal is an append that
@@ -309,6 +294,8 @@ static void apply_owed(dls_holder *h, const howed *o, int rc, uint64_t pos, uint
             e->error = rc;
         if (rc == 0)
             l->state = DLS_HOLDER_RELEASED_OK;
+        else
+            h->releasing = true; /* retried at the next step */
         return;
     }
     dls_holder_event *e = hld_event_push(
@@ -334,37 +321,62 @@ static void apply_owed(dls_holder *h, const howed *o, int rc, uint64_t pos, uint
     }
 }
 
+/* The owed write for a lease the step looks at, if any (n: owed so far). */
+static size_t owe(dls_holder *h, uint32_t i, size_t n)
+{
+    hlease *l = &h->leases[i];
+    if (l->state == DLS_HOLDER_RELEASING) {
+        h->owed[n++] = (howed){i, true, 0};
+        return n;
+    }
+    if (l->state != DLS_HOLDER_HELD || l->orphan || h->now < hld_lease_next(l) ||
+        h->now >= hld_lease_bound(l))
+        return n;
+    if (l->seq >= DLS_NS_MAX) {
+        l->failed = true;
+        l->failed_at = h->now;
+        dls_holder_event *e = hld_event_push(h, DLS_HOLDER_RENEWAL_FAILED, l->id,
+                                             l->proposal);
+        if (e)
+            e->error = DLS_ERR_OVERFLOW;
+        return n;
+    }
+    h->owed[n++] = (howed){i, false, ++l->seq}; /* a fresh seq each attempt */
+    return n;
+}
+
+static int by_lease(const void *a, const void *b)
+{
+    uint32_t x = ((const howed *)a)->lease_ix, y = ((const howed *)b)->lease_ix;
+    return (x > y) - (x < y);
+}
+
 /* Step 4: every renewal due and every release to retry, written together
- * (batch.c), all timed by now — the reading taken before the appends. */
+ * (batch.c), all timed by now — the reading taken before the appends. The
+ * leases looked at are those the schedule says are due, and the releases
+ * to retry (a walk, only while one may exist). */
 static void renew_due(dls_holder *h, dls_holder_result *r)
 {
-    size_t n = 0;
-    for (size_t i = 0; i < h->nleases; i++) {
-        hlease *l = &h->leases[i];
-        if (l->state == DLS_HOLDER_RELEASING) {
-            h->owed[n++] = (howed){(uint32_t)i, true, 0};
-            continue;
-        }
-        if (l->state != DLS_HOLDER_HELD || l->orphan || h->now < lease_next(l) ||
-            h->now >= hld_lease_bound(l))
-            continue;
-        if (l->seq >= DLS_NS_MAX) {
-            l->failed = true;
-            l->failed_at = h->now;
-            dls_holder_event *e = hld_event_push(h, DLS_HOLDER_RENEWAL_FAILED, l->id,
-                                                 l->proposal);
-            if (e)
-                e->error = DLS_ERR_OVERFLOW;
-            continue;
-        }
-        h->owed[n++] = (howed){(uint32_t)i, false, ++l->seq}; /* a fresh seq each attempt */
+    size_t popped = hld_sched_pop_due(h), n = 0;
+    for (size_t k = 0; k < popped; k++)
+        n = owe(h, h->popped[k], n);
+    if (h->releasing) {
+        size_t held = n;
+        h->releasing = false;
+        for (size_t i = 0; i < h->nleases; i++)
+            if (h->leases[i].state == DLS_HOLDER_RELEASING)
+                n = owe(h, (uint32_t)i, n);
+        if (held > 0 && n > held) /* one order, as a walk of the leases gives */
+            qsort(h->owed, n, sizeof *h->owed, by_lease);
     }
-    if (n == 0)
-        return;
-    uint64_t before = h->now;
-    r->appends += (uint64_t)hld_write_owed(h, h->owed, n, h->owed_rc, h->owed_pos);
-    for (size_t k = 0; k < n; k++)
-        apply_owed(h, &h->owed[k], h->owed_rc[k], h->owed_pos[k], before);
+    if (n > 0) {
+        uint64_t before = h->now;
+        r->appends += (uint64_t)hld_write_owed(h, h->owed, n, h->owed_rc, h->owed_pos);
+        for (size_t k = 0; k < n; k++)
+            apply_owed(h, &h->owed[k], h->owed_rc[k], h->owed_pos[k], before);
+    }
+    for (size_t k = 0; k < popped; k++)
+        hld_sched_update(h, &h->leases[h->popped[k]]);
 }
 
 bool dls_holder_next_reading(const dls_holder *h, uint64_t *reading)
@@ -378,7 +390,7 @@ bool dls_holder_next_reading(const dls_holder *h, uint64_t *reading)
         if (l->state != DLS_HOLDER_HELD && l->state != DLS_HOLDER_RELEASING)
             continue;
         uint64_t next = l->state == DLS_HOLDER_RELEASING ? dls_add_sat(h->now, 1)
-                                                         : lease_next(l);
+                                                         : hld_lease_next(l);
         if (!any || next < best)
             best = next;
         any = true;
@@ -406,7 +418,7 @@ int dls_holder_step(dls_holder *h, dls_holder_result *res)
     res->has_now = h->has_now;
     res->now = h->now;
     res->journal_ended = h->journal_ended;
-    res->has_next = dls_holder_next_reading(h, &res->next_reading);
+    res->has_next = hld_sched_next(h, &res->next_reading);
     if (h->ticks_ended)
         return DLS_ERR_TICKS_ENDED;
     return h->events_lost ? DLS_ERR_NOMEM : 0;
@@ -427,6 +439,7 @@ bool dls_holder_may_act(dls_holder *h, uint64_t lease)
     /* false once is false for good (holder.md rev 4: a lost lease never
      * revives); the next step reports BOUND */
     l->bound_unreported = true;
+    hld_sched_update(h, l); /* the next step reports BOUND */
     return false;
 }
 
@@ -455,9 +468,12 @@ int dls_holder_release(dls_holder *h, uint64_t lease, bool commit)
         return 0;
     l->state = DLS_HOLDER_RELEASING; /* stops acting and renewing at once */
     l->commit = commit;
+    hld_sched_update(h, l);
     int rc = append_release(h, l->id, commit);
     if (rc == 0)
         l->state = DLS_HOLDER_RELEASED_OK;
+    else
+        h->releasing = true; /* the next step retries it */
     return rc;
 }
 

@@ -40,6 +40,7 @@ int hld_sizing_text(const dls_holder_settings *s, uint64_t duration_ns, uint64_t
 
 #include "daolease/attrib.h"
 #include "daolease/stream.h"
+#include "vocab/heap.h"
 #include "vocab/vec.h"
 
 #define PROP_ID_LEN 16
@@ -98,6 +99,7 @@ typedef struct hlease {
     bool bound_unreported;      /* may_act found the bound: BOUND at the next step */
     bool orphan;                /* granted on a journal the holder left
                                    (dls_holder_rebind): not renewed, runs out */
+    uint32_t hpos;              /* its schedule entry, UINT32_MAX when none (sched.c) */
 } hlease;
 
 struct dls_holder {
@@ -137,6 +139,12 @@ struct dls_holder {
     size_t nprops;
     hlease *leases;
     size_t nleases;
+    /* sched.c: the id index and the schedule of held leases */
+    uint32_t *ix;         /* 2^ix_bits slots: 0 empty, else a lease's index + 1 */
+    unsigned ix_bits;
+    dls_heap sched;          /* held leases keyed by the reading they next need a step */
+    uint32_t *popped;     /* max_leases: the leases a step took off the schedule */
+    bool releasing;       /* a lease may be RELEASING (a release to retry) */
 
     dls_vec ev;           /* this step's dls_holder_event */
     uint64_t events_lost;
@@ -147,9 +155,9 @@ struct dls_holder {
     uint64_t *owed_pos;   /* max_leases */
     uint8_t *farena;      /* batch_max slots of HLD_FACT_SLOT */
     dls_bytes *facts;     /* batch_max */
-    const uint8_t **recs; /* batch_max */
-    size_t *lens;         /* batch_max */
-    uint8_t *bbuf;        /* a batch envelope (DLS_BATCH_RECORD_MAX), with a secret */
+    dls_vec out;          /* the step's records' bytes (uint8_t) */
+    dls_vec roff;         /* each record's (offset, length) in out (2 size_t) */
+    dls_vec recv, lenv;   /* the records as dls_medium_append_batch takes them */
 
     char msg[DLS_HOLDER_TEXT_MAX];
     uint8_t fact[DLS_FACT_MAX];
@@ -173,10 +181,28 @@ dls_holder_event *hld_event_push(dls_holder *h, dls_holder_event_kind kind,
                                  uint64_t lease, uint64_t proposal);
 void hld_event_text(dls_holder_event *e, const void *p, size_t n);
 
-/* The tracked lease / outstanding proposal tables (holder.c). */
+/* The tracked leases (sched.c): found by id through the index; a lease
+ * added at leases[ix] is indexed with hld_index_add; dropping one moves the
+ * last into its place. */
 hlease *hld_find_lease(dls_holder *h, uint64_t id);
 const hlease *hld_find_lease_c(const dls_holder *h, uint64_t id);
+void hld_index_add(dls_holder *h, uint32_t ix);
 void hld_drop_lease(dls_holder *h, hlease *l);
+
+/* The schedule (sched.c). hld_sched_update re-keys a lease after any change
+ * to its state or timing (removing it when it is no longer held);
+ * hld_sched_pop_due takes every lease whose key is at or before now off the
+ * schedule into h->popped (lease order) and returns how many; each must be
+ * given back with hld_sched_update. hld_sched_next: the reading at which the
+ * next step is needed (dls_holder_result.next_reading). */
+int hld_sched_init(dls_holder *h);
+void hld_sched_fini(dls_holder *h);
+uint64_t hld_lease_next(const hlease *l);
+void hld_sched_update(dls_holder *h, hlease *l);
+size_t hld_sched_pop_due(dls_holder *h);
+bool hld_sched_next(const dls_holder *h, uint64_t *reading);
+
+/* The outstanding proposals (holder.c). */
 hprop *hld_find_prop(dls_holder *h, dls_bytes enc);
 void hld_drop_prop(dls_holder *h, hprop *p);
 uint64_t hld_lease_bound(const hlease *l);
@@ -188,8 +214,9 @@ void hld_drain_journal(dls_holder *h, dls_holder_result *r);
 int hld_append_fact(dls_holder *h, const dls_fact *f, uint64_t *pos);
 
 /* Step 4's writes (batch.c): allocate / free the buffers; append owed[0..n)
- * in as few appends as settings.batch_max allows, rcs[k] and pos[k] the
- * outcome of each; returns the number of appends made. */
+ * in one append when batching (settings.batch_max >= 2), else one each;
+ * rcs[k] and pos[k] the outcome of each; returns the number of appends
+ * made. */
 int hld_batch_init(dls_holder *h);
 void hld_batch_fini(dls_holder *h);
 int hld_write_owed(dls_holder *h, const howed *owed, size_t n, int *rcs, uint64_t *pos);

@@ -105,6 +105,8 @@ static void on_grant(dls_holder *h, const dls_fact *f, dls_holder_result *r)
         l->max = f->max;
     l->interval = dls_holder_interval_for(&h->s, l->duration.ns);
     l->observed = h->now; /* the reading at which the grant was observed */
+    hld_index_add(h, (uint32_t)(l - h->leases));
+    hld_sched_update(h, l);
     hld_event_push(h, DLS_HOLDER_GRANTED, id, handle);
     int rel;
     if (hld_sizing_text(&h->s, l->duration.ns, l->has_max ? l->max.ns : 0, false, h->msg,
@@ -152,17 +154,21 @@ static void confirm_upto(dls_holder *h, uint64_t d)
     for (size_t i = 0; i < h->nleases; i++) {
         hlease *l = &h->leases[i];
         size_t keep = 0;
+        bool moved = false;
         for (size_t k = 0; k < l->npend; k++) {
             hpend pe = l->pend[k];
             if (pe.pos < d && l->state == DLS_HOLDER_HELD) {
                 if (!l->confirmed || pe.reading > l->confirmed_reading)
                     l->confirmed_reading = pe.reading;
                 l->confirmed = true;
+                moved = true;
             } else if (pe.pos >= d) {
                 l->pend[keep++] = pe;
             }
         }
         l->npend = keep;
+        if (moved)
+            hld_sched_update(h, l); /* the bound moved */
     }
 }
 

@@ -100,7 +100,7 @@ static void apply_release(dls_judge *j, uint16_t mi, dls_bytes author, const dls
     }
     l->flags |= JL_RELEASED | (f->commit ? JL_COMMIT : 0);
     if (l->heap_pos != JNIL)
-        jheap_update(&j->deadlines, l->heap_pos, 0);
+        dls_heap_update(&j->deadlines, l->heap_pos, 0);
 }
 
 static uint32_t prop_hash(const dls_judge *j, const jl_party *pa, const uint8_t *prop,

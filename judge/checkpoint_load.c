@@ -258,7 +258,7 @@ static int load_delay(dls_judge *j, const dls_ckpt_rec *r)
     if (sub->first_lease != JNIL)
         return 0; /* the subject is held: the delay starts when it frees */
     sub->flags |= JS_DELAYED;
-    if (x->delay_pos == JNIL && jheap_push(&j->delays, dls_add_sat(r->until, 1), s))
+    if (x->delay_pos == JNIL && dls_heap_push(&j->delays, dls_add_sat(r->until, 1), s))
         return DLS_ERR_NOMEM;
     return 0;
 }

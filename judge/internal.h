@@ -22,7 +22,7 @@
 #include "daolease/judge.h"
 #include "daolease/mark.h"
 #include "daolease/stream.h"
-#include "judge/jheap.h"
+#include "vocab/heap.h"
 #include "judge/jtab.h"
 #include "vocab/vec.h"
 
@@ -344,9 +344,9 @@ struct dls_judge {
     jvec by_id_bulk;        /* uint64_t jtab slots not yet in by_id (jl_ledger_bulk) */
     bool bulk;
     jset by_subject;
-    jheap deadlines;        /* lease refs: lower bounds of deadlines */
-    jheap waitheap;         /* waiter refs: refusal readings */
-    jheap delays;           /* subject refs: lock-delay ends */
+    dls_heap deadlines;        /* lease refs: lower bounds of deadlines */
+    dls_heap waitheap;         /* waiter refs: refusal readings */
+    dls_heap delays;           /* subject refs: lock-delay ends */
     jvec waiters;           /* jl_waiter * pool */
     jvec wfree;             /* uint32_t free waiter slots */
     size_t live;

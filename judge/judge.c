@@ -214,7 +214,7 @@ static void unpark(dls_judge *j, jm_medium *m)
             continue;
         l->flags &= ~(uint32_t)JL_PARKED;
         if (l->heap_pos != JNIL)
-            jheap_update(&j->deadlines, l->heap_pos, jl_deadline(j, l));
+            dls_heap_update(&j->deadlines, l->heap_pos, jl_deadline(j, l));
     }
     m->parked.n = 0;
 }
@@ -261,7 +261,7 @@ static int rekey(dls_judge *j, uint32_t idx, jl_lease *l, uint64_t now)
     }
     if (key <= now)
         key = dls_add_sat(now, 1); /* never spin: judged again next pass */
-    jheap_update(&j->deadlines, l->heap_pos, key);
+    dls_heap_update(&j->deadlines, l->heap_pos, key);
     return 0;
 }
 
@@ -283,8 +283,8 @@ static int classify(dls_judge *j)
 {
     uint64_t now = j->now;
     j->due.n = 0;
-    while (j->deadlines.n && jheap_top_key(&j->deadlines) <= now) {
-        uint32_t idx = jheap_top_ref(&j->deadlines);
+    while (j->deadlines.n && dls_heap_top_key(&j->deadlines) <= now) {
+        uint32_t idx = dls_heap_top_ref(&j->deadlines);
         jl_lease *l = jl_lease_at(j, idx);
         dls_cause c = jl_classify(j, l, now);
         int rc;
@@ -293,7 +293,7 @@ static int classify(dls_judge *j)
                 return rc;
             continue;
         }
-        jheap_remove(&j->deadlines, 0);
+        dls_heap_remove(&j->deadlines, 0);
         l->heap_pos = JNIL;
         l->cause = (uint8_t)c;
         if ((rc = jvec_push(&j->due, sizeof idx, &idx)) != 0)
@@ -374,8 +374,8 @@ static int subject_left(dls_judge *j, uint32_t s, uint64_t lease, dls_cause caus
         sub->flags |= JS_DELAYED;
         uint64_t end = dls_add_sat(dls_add_sat(x->delay_start, j->lock_delay), 1);
         if (x->delay_pos != JNIL)
-            jheap_update(&j->delays, x->delay_pos, end);
-        else if (jheap_push(&j->delays, end, s))
+            dls_heap_update(&j->delays, x->delay_pos, end);
+        else if (dls_heap_push(&j->delays, end, s))
             return DLS_ERR_NOMEM;
         return 0;
     }
@@ -481,7 +481,7 @@ static void restart_resume_failed(dls_judge *j)
         l->flags |= JL_UNKNOWN;
         l->resumed = j->now;
         if (l->heap_pos != JNIL)
-            jheap_update(&j->deadlines, l->heap_pos, jl_deadline(j, l));
+            dls_heap_update(&j->deadlines, l->heap_pos, jl_deadline(j, l));
     }
 }
 
@@ -496,12 +496,12 @@ static void restart_done(dls_judge *j)
 static uint64_t next_due(const dls_judge *j)
 {
     uint64_t nd = DLS_JUDGE_NEVER;
-    if (j->deadlines.n && jheap_top_key(&j->deadlines) < nd)
-        nd = jheap_top_key(&j->deadlines);
-    if (j->waitheap.n && jheap_top_key(&j->waitheap) < nd)
-        nd = jheap_top_key(&j->waitheap);
-    if (j->delays.n && jheap_top_key(&j->delays) < nd)
-        nd = jheap_top_key(&j->delays);
+    if (j->deadlines.n && dls_heap_top_key(&j->deadlines) < nd)
+        nd = dls_heap_top_key(&j->deadlines);
+    if (j->waitheap.n && dls_heap_top_key(&j->waitheap) < nd)
+        nd = dls_heap_top_key(&j->waitheap);
+    if (j->delays.n && dls_heap_top_key(&j->delays) < nd)
+        nd = dls_heap_top_key(&j->delays);
     if ((j->pending.n || j->requests.n) && j->now < nd)
         nd = j->now;
     return nd;
@@ -622,7 +622,7 @@ int dls_judge_end(dls_judge *j, uint64_t lease)
     jl_lease *l = jl_lease_at(j, idx);
     l->flags |= JL_ENDED;
     if (l->heap_pos != JNIL)
-        jheap_update(&j->deadlines, l->heap_pos, 0);
+        dls_heap_update(&j->deadlines, l->heap_pos, 0);
     return 0;
 }
 

@@ -151,9 +151,9 @@ int jl_ledger_init(dls_judge *j)
     jpool_init(&j->leases, sizeof(jl_lease));
     jpool_init(&j->subjects, sizeof(jl_subject));
     jpool_init(&j->subx, sizeof(jl_subx));
-    jheap_init(&j->deadlines, lease_moved, j);
-    jheap_init(&j->waitheap, waiter_moved, j);
-    jheap_init(&j->delays, delay_moved, j);
+    dls_heap_init(&j->deadlines, lease_moved, j);
+    dls_heap_init(&j->waitheap, waiter_moved, j);
+    dls_heap_init(&j->delays, delay_moved, j);
     return 0;
 }
 
@@ -190,9 +190,9 @@ void jl_ledger_free(dls_judge *j)
     j->bulk = false;
     jset_free(&j->by_subject);
     jtab_free(&j->by_party);
-    jheap_free(&j->deadlines);
-    jheap_free(&j->waitheap);
-    jheap_free(&j->delays);
+    dls_heap_free(&j->deadlines);
+    dls_heap_free(&j->waitheap);
+    dls_heap_free(&j->delays);
     jo_free(j);
     ja_run_free(j);
 }
@@ -496,7 +496,7 @@ void jl_lease_remove(dls_judge *j, uint32_t idx)
     else
         s->n_excl--;
     if (l->heap_pos != JNIL)
-        jheap_remove(&j->deadlines, l->heap_pos);
+        dls_heap_remove(&j->deadlines, l->heap_pos);
     jtab_remove(&j->by_id, id_hash(j, l->id), idx);
     if (l->flags & JL_CAPPED)
         capped_remove(j, l->id);
@@ -569,10 +569,10 @@ int jl_schedule(dls_judge *j, uint32_t idx, uint64_t key)
 {
     jl_lease *l = jl_lease_at(j, idx);
     if (l->heap_pos != JNIL) {
-        jheap_update(&j->deadlines, l->heap_pos, key);
+        dls_heap_update(&j->deadlines, l->heap_pos, key);
         return 0;
     }
-    return jheap_push(&j->deadlines, key, idx);
+    return dls_heap_push(&j->deadlines, key, idx);
 }
 
 bool jl_suspended(const dls_judge *j, const jl_lease *l, uint64_t now)
@@ -652,7 +652,7 @@ int jl_waiter_add(dls_judge *j, uint32_t subject, const jl_prop *p, uint64_t now
     w->p = *p;
     w->p.subject = NULL;
     JVEC_AT(j->waiters, jl_waiter *, slot) = w;
-    rc = jheap_push(&j->waitheap, passes_at(now, bound), slot);
+    rc = dls_heap_push(&j->waitheap, passes_at(now, bound), slot);
     if (rc) {
         JVEC_AT(j->waiters, jl_waiter *, slot) = NULL;
         JVEC_AT(j->wfree, uint32_t, j->wfree.n++) = slot;
@@ -684,7 +684,7 @@ void jl_waiter_remove(dls_judge *j, jl_waiter *w)
         s->wtail = w->prev;
     s->nwaiters--;
     j->nwaiting--;
-    jheap_remove(&j->waitheap, w->heap_pos);
+    dls_heap_remove(&j->waitheap, w->heap_pos);
     JVEC_AT(j->waiters, jl_waiter *, w->self) = NULL;
     JVEC_AT(j->wfree, uint32_t, j->wfree.n++) = w->self;
     free(w);
@@ -695,7 +695,7 @@ size_t jl_memory(const dls_judge *j)
     size_t b = jpool_bytes(&j->leases) + jpool_bytes(&j->subjects) + jpool_bytes(&j->subx);
     b += j->capped.cap * sizeof(jl_capped) + jtab_bytes(&j->capped_index);
     b += jtab_bytes(&j->by_id) + jset_bytes(&j->by_subject) + jtab_bytes(&j->by_party);
-    b += jheap_bytes(&j->deadlines) + jheap_bytes(&j->waitheap) + jheap_bytes(&j->delays);
+    b += dls_heap_bytes(&j->deadlines) + dls_heap_bytes(&j->waitheap) + dls_heap_bytes(&j->delays);
     b += j->parties.cap * sizeof(jl_party) + j->waiters.cap * sizeof(jl_waiter *);
     b += j->nwaiting * sizeof(jl_waiter) + j->pending.cap * sizeof(uint32_t);
     b += j->answered.cap * sizeof(jl_answered) + j->answered_bytes.cap +

@@ -167,10 +167,10 @@ static int serve(dls_judge *j, uint32_t subject, uint64_t from, uint64_t now)
 
 static int end_delays(dls_judge *j, uint64_t now)
 {
-    while (j->delays.n && jheap_top_key(&j->delays) <= now) {
-        uint32_t s = jheap_top_ref(&j->delays);
-        uint64_t end = jheap_top_key(&j->delays); /* the reading it frees at */
-        jheap_remove(&j->delays, 0);
+    while (j->delays.n && dls_heap_top_key(&j->delays) <= now) {
+        uint32_t s = dls_heap_top_ref(&j->delays);
+        uint64_t end = dls_heap_top_key(&j->delays); /* the reading it frees at */
+        dls_heap_remove(&j->delays, 0);
         jl_subject *sub = jl_subject_at(j, s);
         jl_subx *x = (jl_subx *)jpool_at(&j->subx, sub->x); /* a delayed subject has one */
         x->delay_pos = JNIL;
@@ -223,11 +223,11 @@ static int refuse_elapsed(dls_judge *j, uint64_t now)
 {
     jvec due = {0};
     int rc = 0;
-    for (size_t k = 0; k < j->waitheap.n && jheap_top_key(&j->waitheap) <= now;) {
-        jl_waiter *w = JVEC_AT(j->waiters, jl_waiter *, jheap_top_ref(&j->waitheap));
+    for (size_t k = 0; k < j->waitheap.n && dls_heap_top_key(&j->waitheap) <= now;) {
+        jl_waiter *w = JVEC_AT(j->waiters, jl_waiter *, dls_heap_top_ref(&j->waitheap));
         if ((rc = jvec_push(&due, sizeof w, &w)) != 0)
             goto out;
-        jheap_update(&j->waitheap, 0, UINT64_MAX); /* out of the way until removed */
+        dls_heap_update(&j->waitheap, 0, UINT64_MAX); /* out of the way until removed */
         k++;
     }
     if (due.n > 1)

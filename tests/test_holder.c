@@ -360,12 +360,26 @@ static void tick_at(fx *f, uint64_t ns)
 
 static void mark_all(fx *f);
 
+/* Every step's next reading comes from the holder's schedule
+ * (holder/sched.c); it must equal what a walk of every lease gives
+ * (dls_holder_next_reading): holder.md step 4 and the bound, issue 13
+ * (a step costs what is due, not what is held). */
+static void check_next(const dls_holder *h, const dls_holder_result *res)
+{
+    uint64_t walk = 0;
+    bool any = dls_holder_next_reading(h, &walk);
+    assert_int_equal(res->has_next, any);
+    if (any)
+        assert_true(res->next_reading == walk);
+}
+
 static void step(fx *f)
 {
     if (f->auto_mark)
         mark_all(f);
     int rc = dls_holder_step(f->h, &f->res);
     assert_int_equal(rc, 0);
+    check_next(f->h, &f->res);
 }
 
 static size_t count_events(const fx *f, dls_holder_event_kind k)
@@ -1265,6 +1279,96 @@ static void test_renews_at_interval(void **state)
     fx_del(f);
 }
 
+/* holder.md steps 2 and 4 at scale (issue 13: a step costs what is due,
+ * not what is held; holder/sched.c): 300 leases of five durations granted
+ * at scattered readings, released, lapsed and forgotten at random, ticks
+ * at random strides. Before each step a model computes from
+ * dls_holder_lease_info which leases must renew (due <= now < bound) and
+ * which must stop (bound <= now); the step's RENEWED and BOUND events must
+ * be exactly those, every lease must still be found by its id after the
+ * others moved, and step() checks the next reading against a walk. */
+#define SCHED_N 300
+static void test_schedule_matches_model(void **state)
+{
+    (void)state;
+    fx *f = fx_parts();
+    f->s.max_leases = 512;
+    f->s.batch_max = 16;
+    fx_start(f);
+    f->auto_mark = true;
+    uint64_t rng = 0x9e3779b97f4a7c15u;
+#define RNG() (rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17, rng)
+    bool tracked[SCHED_N + 1] = {false}, lapsing[SCHED_N + 1] = {false};
+    uint64_t next_id = 1, t = 10 * S;
+    size_t renewed_total = 0, bound_total = 0, forgotten = 0;
+    for (int round = 0; round < 400; round++) {
+        t += RNG() % (700 * MS);
+        tick_at(f, t);
+        /* new grants, at most 3 a round */
+        for (uint64_t k = RNG() % 4; k > 0 && next_id <= SCHED_N; k--) {
+            grant(f, f->grantor, next_id, HOLDER, NULL, (1 + next_id % 5) * S, 0, NULL);
+            tracked[next_id++] = true;
+        }
+        /* the model: what this step must do, from the state before it
+         * (grants observed in this step are observed at t: not due) */
+        bool must_renew[SCHED_N + 1] = {false}, must_stop[SCHED_N + 1] = {false};
+        for (uint64_t id = 1; id < next_id; id++) {
+            dls_holder_lease li;
+            if (!tracked[id] || dls_holder_lease_info(f->h, id, &li) != 0)
+                continue;
+            assert_true(li.lease == id); /* the index finds the right lease */
+            if (li.state != DLS_HOLDER_HELD)
+                continue;
+            uint64_t due = (li.renewed ? li.last_renewal : li.observed) + li.interval_ns;
+            if (t >= li.bound)
+                must_stop[id] = true; /* step 2, before the journal */
+            else if (t >= due && !lapsing[id])
+                must_renew[id] = true; /* step 4, unless step 3 read its lapse */
+        }
+        step(f);
+        bool did_renew[SCHED_N + 1] = {false}, did_stop[SCHED_N + 1] = {false};
+        for (size_t e = 0; e < f->res.n_events; e++) {
+            const dls_holder_event *ev = &f->res.events[e];
+            assert_true(ev->lease <= SCHED_N);
+            if (ev->kind == DLS_HOLDER_RENEWED)
+                did_renew[ev->lease] = true, renewed_total++;
+            if (ev->kind == DLS_HOLDER_BOUND)
+                did_stop[ev->lease] = true, bound_total++;
+        }
+        for (uint64_t id = 1; id <= SCHED_N; id++)
+            if (did_renew[id] != must_renew[id] || did_stop[id] != must_stop[id])
+                fail_msg("round %d, lease %llu: renewed %d (model %d), bound %d "
+                         "(model %d)", round, (unsigned long long)id, did_renew[id], must_renew[id],
+                         did_stop[id], must_stop[id]);
+        /* churn: release one held lease, lapse one, forget one that ended */
+        uint64_t a = 1 + RNG() % SCHED_N, b = 1 + RNG() % SCHED_N, c = 1 + RNG() % SCHED_N;
+        dls_holder_lease li;
+        if (round % 3 == 0 && tracked[a] && dls_holder_lease_info(f->h, a, &li) == 0 &&
+            li.state == DLS_HOLDER_HELD)
+            assert_int_equal(dls_holder_release(f->h, a, false), 0);
+        if (round % 5 == 0 && tracked[b] && dls_holder_lease_info(f->h, b, &li) == 0)
+            lapsed(f, f->grantor, b, DLS_CAUSE_SILENCE), lapsing[b] = true;
+        if (tracked[c] && dls_holder_lease_info(f->h, c, &li) == 0 &&
+            li.state != DLS_HOLDER_HELD) {
+            assert_int_equal(dls_holder_forget(f->h, c), 0);
+            tracked[c] = false;
+            forgotten++;
+            assert_int_equal(dls_holder_lease_info(f->h, c, &li), DLS_ERR_NO_LEASE);
+        }
+        /* lapsed leases are dropped by the step that reads the lapse */
+        for (uint64_t id = 1; id < next_id; id++)
+            if (tracked[id] && dls_holder_lease_info(f->h, id, &li) != 0)
+                tracked[id] = false;
+    }
+#undef RNG
+    /* the run exercised what it claims to */
+    assert_true(next_id > SCHED_N);
+    assert_true(renewed_total > 1000);
+    assert_true(bound_total > 10);
+    assert_true(forgotten > 10);
+    fx_del(f);
+}
+
 /* holder.md "A renewal is an append that answered ok; any other outcome
  * advances nothing" and "Stop acting at the bound". */
 static void test_failed_renewals_stop_at_bound(void **state)
@@ -1930,8 +2034,9 @@ static void test_batched_renewals_one_append(void **state)
     }
 }
 
-/* issue 13 item 2: releases that failed are retried in the same batch as
- * the renewals; batch_max caps the facts per append. */
+/* issue 13 items 2 and 3: releases that failed are retried in the same
+ * batch as the renewals; batch_max caps the facts per batch envelope, and
+ * a step's envelopes go out in one append (one write, one sync). */
 static void test_batch_max_and_releases(void **state)
 {
     (void)state;
@@ -1951,13 +2056,16 @@ static void test_batch_max_and_releases(void **state)
     assert_int_equal(rel, 2);
     fx_del(f);
 
-    /* batch_max 2: five renewals in three appends (2 + 2 + 1 plain) */
+    /* batch_max 2: five renewals in three records (2 + 2 + 1 plain), one
+     * append */
     f = fx_batched(2, true, 5);
     before = f->hmi->recs.n;
+    uint64_t appends_before = f->hmi->appends_ok;
     tick_at(f, 11 * S);
     step(f);
     assert_int_equal(count_events(f, DLS_HOLDER_RENEWED), 5);
-    assert_true(f->res.appends == 3);
+    assert_true(f->res.appends == 1);
+    assert_true(f->hmi->appends_ok == appends_before + 1);
     assert_true(f->hmi->recs.n == before + 3);
     rel = 0;
     assert_int_equal(facts_at(f, before, true, 5, &rel), 2);
@@ -3206,6 +3314,7 @@ int main(void)
         cmocka_unit_test(test_misregistered_grant),
         cmocka_unit_test(test_refusal_ends_proposal),
         cmocka_unit_test(test_renews_at_interval),
+        cmocka_unit_test(test_schedule_matches_model),
         cmocka_unit_test(test_failed_renewals_stop_at_bound),
         cmocka_unit_test(test_bound_from_reading_before_append),
         cmocka_unit_test(test_max_bound),

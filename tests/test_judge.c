@@ -26,7 +26,7 @@
 #include "daolease/mark.h"
 #include "daolease/medium_impl.h"
 #include "daolease/stream.h"
-#include "judge/jheap.h"
+#include "vocab/heap.h"
 #include "judge/jtab.h"
 #include "judge_harness.h"
 
@@ -3233,22 +3233,22 @@ static void test_heap_against_model(void **state)
 {
     (void)state;
     heap_model m;
-    jheap h;
-    jheap_init(&h, model_moved, &m);
+    dls_heap h;
+    dls_heap_init(&h, model_moved, &m);
     uint64_t key[512];
     bool in[512] = {0};
     for (int step = 0; step < 20000; step++) {
         uint32_t r = (uint32_t)(t_rnd() % 512);
         uint64_t k = t_rnd() % 1000;
         if (!in[r]) {
-            assert_int_equal(jheap_push(&h, k, r), 0);
+            assert_int_equal(dls_heap_push(&h, k, r), 0);
             in[r] = true;
             key[r] = k;
         } else if (t_rnd() % 3 == 0) {
-            jheap_remove(&h, m.pos[r]);
+            dls_heap_remove(&h, m.pos[r]);
             in[r] = false;
         } else {
-            jheap_update(&h, m.pos[r], k);
+            dls_heap_update(&h, m.pos[r], k);
             key[r] = k;
         }
         if (h.n) {
@@ -3259,8 +3259,8 @@ static void test_heap_against_model(void **state)
                     min = key[i];
                     minr = i;
                 }
-            assert_int_equal(jheap_top_key(&h), min);
-            assert_int_equal(jheap_top_ref(&h), minr);
+            assert_int_equal(dls_heap_top_key(&h), min);
+            assert_int_equal(dls_heap_top_ref(&h), minr);
         }
         for (uint32_t i = 0; i < 512; i++) {
             if (in[i]) {
@@ -3269,7 +3269,7 @@ static void test_heap_against_model(void **state)
             }
         }
     }
-    jheap_free(&h);
+    dls_heap_free(&h);
 }
 
 static bool eq_u32(const void *ctx, uint32_t ref, const void *key)

@@ -351,7 +351,8 @@ typedef struct dls_holder_result {
     int journal_error;       /* 0, or DLS_ERR_TRANSPORT when the journal answered
                                 transport-error this step */
     uint64_t appends;        /* appends made to the holder's medium this step
-                                (renewals and retried releases; batch_max) */
+                                (renewals and retried releases: one each with
+                                batch_max 1, else at most one) */
     int tick_error;          /* 0, or DLS_ERR_TRANSPORT when the tick cursor
                                 answered transport-error this step (now did
                                 not move: the bound is still judged on the
@@ -371,9 +372,13 @@ typedef struct dls_holder_result {
  *   4. renew every held lease that is due (interval since the later of the
  *      observed grant and the last ok renewal, on the holder's ticks), with
  *      the next seq, timed by now (the reading before the append); retry
- *      releases that failed — all of them in as few appends as batch_max
- *      allows (res.appends counts them);
+ *      releases that failed — with batch_max above 1, all of them in one
+ *      append (batch envelopes of up to batch_max facts), else one append
+ *      each (res.appends counts them);
  *   5. compute the next reading at which a step is needed.
+ * A step costs what is due, not what is held: held leases wait on a
+ * schedule keyed by the reading they next need, and leases are found by
+ * id through an index (docs/holder.md, "Cost of a step").
  * Returns 0; DLS_ERR_TICKS_ENDED when the tick stream was sealed (every
  * lease reaches its bound at once: a holder that cannot measure time stops
  * acting; `res` is still filled); DLS_ERR_NOMEM when some events could not

@@ -1,12 +1,12 @@
-/* Indexed binary min-heap (see jheap.h). */
-#include "judge/jheap.h"
+/* Indexed binary min-heap (see dls_heap.h). */
+#include "vocab/heap.h"
 
 #include <stdbool.h>
 #include <stdlib.h>
 
 #include "daolease/error.h"
 
-void jheap_init(jheap *h, jheap_moved_fn moved, void *ctx)
+void dls_heap_init(dls_heap *h, dls_heap_moved_fn moved, void *ctx)
 {
     h->key = NULL;
     h->ref = NULL;
@@ -15,19 +15,19 @@ void jheap_init(jheap *h, jheap_moved_fn moved, void *ctx)
     h->ctx = ctx;
 }
 
-void jheap_free(jheap *h)
+void dls_heap_free(dls_heap *h)
 {
     free(h->key);
     free(h->ref);
-    jheap_init(h, h->moved, h->ctx);
+    dls_heap_init(h, h->moved, h->ctx);
 }
 
-static inline bool less(const jheap *h, uint32_t a, uint32_t b)
+static inline bool less(const dls_heap *h, uint32_t a, uint32_t b)
 {
     return h->key[a] < h->key[b] || (h->key[a] == h->key[b] && h->ref[a] < h->ref[b]);
 }
 
-static inline void put(jheap *h, uint32_t pos, uint64_t key, uint32_t ref)
+static inline void put(dls_heap *h, uint32_t pos, uint64_t key, uint32_t ref)
 {
     h->key[pos] = key;
     h->ref[pos] = ref;
@@ -35,7 +35,7 @@ static inline void put(jheap *h, uint32_t pos, uint64_t key, uint32_t ref)
         h->moved(h->ctx, ref, pos);
 }
 
-static uint32_t sift_up(jheap *h, uint32_t pos)
+static uint32_t sift_up(dls_heap *h, uint32_t pos)
 {
     uint64_t k = h->key[pos];
     uint32_t r = h->ref[pos];
@@ -50,7 +50,7 @@ static uint32_t sift_up(jheap *h, uint32_t pos)
     return pos;
 }
 
-static void sift_down(jheap *h, uint32_t pos)
+static void sift_down(dls_heap *h, uint32_t pos)
 {
     uint64_t k = h->key[pos];
     uint32_t r = h->ref[pos];
@@ -68,19 +68,28 @@ static void sift_down(jheap *h, uint32_t pos)
     put(h, pos, k, r);
 }
 
-int jheap_push(jheap *h, uint64_t key, uint32_t ref)
+int dls_heap_reserve(dls_heap *h, uint32_t cap)
+{
+    if (cap <= h->cap)
+        return 0;
+    uint64_t *nk = realloc(h->key, (size_t)cap * sizeof *nk);
+    if (!nk)
+        return DLS_ERR_NOMEM;
+    h->key = nk;
+    uint32_t *nr = realloc(h->ref, (size_t)cap * sizeof *nr);
+    if (!nr)
+        return DLS_ERR_NOMEM;
+    h->ref = nr;
+    h->cap = cap;
+    return 0;
+}
+
+int dls_heap_push(dls_heap *h, uint64_t key, uint32_t ref)
 {
     if (h->n == h->cap) {
-        uint32_t ncap = h->cap ? h->cap * 2 : 64;
-        uint64_t *nk = realloc(h->key, (size_t)ncap * sizeof *nk);
-        if (!nk)
-            return DLS_ERR_NOMEM;
-        h->key = nk;
-        uint32_t *nr = realloc(h->ref, (size_t)ncap * sizeof *nr);
-        if (!nr)
-            return DLS_ERR_NOMEM;
-        h->ref = nr;
-        h->cap = ncap;
+        int rc = dls_heap_reserve(h, h->cap ? h->cap * 2 : 64);
+        if (rc)
+            return rc;
     }
     h->key[h->n] = key;
     h->ref[h->n] = ref;
@@ -90,19 +99,25 @@ int jheap_push(jheap *h, uint64_t key, uint32_t ref)
 }
 
 /* Restores the heap order around an entry whose key changed. */
-static void resift(jheap *h, uint32_t pos)
+static void resift(dls_heap *h, uint32_t pos)
 {
     if (sift_up(h, pos) == pos)
         sift_down(h, pos);
 }
 
-void jheap_update(jheap *h, uint32_t pos, uint64_t key)
+void dls_heap_update(dls_heap *h, uint32_t pos, uint64_t key)
 {
     h->key[pos] = key;
     resift(h, pos);
 }
 
-void jheap_remove(jheap *h, uint32_t pos)
+void dls_heap_reref(dls_heap *h, uint32_t pos, uint32_t ref)
+{
+    h->ref[pos] = ref;
+    resift(h, pos); /* ties are ordered by ref */
+}
+
+void dls_heap_remove(dls_heap *h, uint32_t pos)
 {
     h->n--;
     if (pos == h->n)
@@ -111,7 +126,7 @@ void jheap_remove(jheap *h, uint32_t pos)
     resift(h, pos);
 }
 
-size_t jheap_bytes(const jheap *h)
+size_t dls_heap_bytes(const dls_heap *h)
 {
     return (size_t)h->cap * (sizeof(uint64_t) + sizeof(uint32_t));
 }
