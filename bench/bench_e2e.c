@@ -156,9 +156,9 @@ static double self_cpu_s(void)
 
 /* A child's result: a count in the measured window, a count over the whole
  * run, its CPU in the window (µs, getrusage of itself), and its start-up
- * (seconds from the run's start: the judge's first pass, which appends
- * every grant, ended; a holder
- * holding all its leases; -1 when that never happened). */
+ * (seconds from the run's start: the judge: the pass that appended the
+ * last grant ended; a holder: it held all its leases; -1 when that never
+ * happened). */
 static void write_result(const config *c, const char *name, uint64_t a, uint64_t b,
                          double cpu, double startup)
 {
@@ -382,10 +382,9 @@ typedef struct outcome {
     double rate, judge_us, holder_us; /* in the window */
     double judge_us_all, holder_us_all; /* over the whole run (grants included) */
     double demand;                      /* renewals a second the leases ask for */
-    double granted, taken;              /* start-up: the judge's first pass (every
-                                           grant appended) ended; the
-                                           slowest holder holding all its leases
-                                           (-1: some holder never did) */
+    double granted, taken;              /* start-up: the pass that appended the last
+                                           grant ended; the slowest holder held all
+                                           its leases (-1: some holder never did) */
 } outcome;
 
 static outcome run(config *c, size_t batch)
@@ -469,7 +468,7 @@ static outcome run(config *c, size_t batch)
     if (window == 0 || hwindow == 0) {
         fprintf(stderr,
                 "bench_e2e: judge %" PRIu64 "/%" PRIu64 ", holders %" PRIu64 "/%" PRIu64
-                " (judge's first pass ended at %.3f s, holders held all leases at %.3f s, "
+                " (last grant appended at %.3f s, holders held all leases at %.3f s, "
                 "-1: never)\n",
                 window, total, hwindow, renewed, granted, taken);
         fprintf(stderr, "bench_e2e: no renewals counted (batch %zu)\n", batch);
