@@ -7,7 +7,9 @@
  * (dls_holder, an Ed25519 secret, or a MAC secret under E2E_ATTRIB=mac)
  * over its own file medium with `group` sync, reading the journal and the
  * tick file. The judge grants L leases to each holder (unsolicited,
- * duration 10 s; 10,000 grant requests before each pass, holders in turn;
+ * duration 10 s; up to 10,000 grant requests before each pass, holders in
+ * turn, and never more than 4,096 ahead of what a holder took up, so a
+ * slow start-up does not let leases lapse before their holder sees them;
  * start-up verifies every grant: the grantor's key is always Ed25519,
  * attribution.md, and the judge refuses a MAC grantor); each holder drains
  * at most 4,096 journal records a step (journal_budget) and renews every
@@ -80,6 +82,7 @@
 #define RENEW_MS 500 /* each holder renews each lease every 500 ms */
 #define PASS_MS 20  /* the judge passes every 20 ms (or back to back when slower) */
 #define GRANT_SLICE 10000 /* grants requested before each pass until all are */
+#define GRANT_AHEAD 4096 /* grants to one holder requested and not yet taken up, at most */
 #define JOURNAL_BUDGET 4096 /* journal records a holder step drains at most */
 #define STARTUP_MAX_S 300 /* a start-up longer than this ends the run (failed) */
 
@@ -92,6 +95,7 @@ typedef struct clock_shared {
     _Atomic uint64_t ready;      /* holders holding all their leases */
     _Atomic uint64_t wstart;     /* the window's start; 0 until start-up ended */
     _Atomic uint64_t end;        /* the run's end; 0 until start-up ended */
+    _Atomic uint64_t taken[HOLDERS_MAX]; /* grants each holder took up so far */
 } clock_shared;
 
 static uint64_t mono_ns(void)
@@ -265,6 +269,8 @@ static void judge_main(const config *c, clock_shared *clk)
             cpu0 = self_cpu_s();
         for (size_t s = 0; s < GRANT_SLICE && g < grants; s++, g++) {
             size_t i = g % c->holders, k = g / c->holders;
+            if (k >= GRANT_AHEAD + atomic_load(&clk->taken[i]))
+                break; /* holder i trails: a grant it cannot take up in time would lapse */
             char sub[32];
             uint8_t v[40];
             size_t vn;
@@ -359,6 +365,7 @@ static void holder_main(const config *c, size_t i, clock_shared *clk)
                         r.events[e].text);
         }
         renewed += did;
+        atomic_store(&clk->taken[i], held);
         if (startup < 0 && held >= c->leases) {
             startup = (double)(mono_ns() - start) / (double)DLS_NS_PER_S;
             atomic_fetch_add(&clk->ready, 1);
@@ -423,6 +430,8 @@ static outcome run(config *c, size_t batch)
     atomic_init(&clk->ready, 0);
     atomic_init(&clk->wstart, 0);
     atomic_init(&clk->end, 0);
+    for (size_t i = 0; i < HOLDERS_MAX; i++)
+        atomic_init(&clk->taken[i], 0);
     pid_t pids[1 + HOLDERS_MAX];
     for (size_t i = 0; i <= c->holders; i++) {
         pid_t pid = fork();
