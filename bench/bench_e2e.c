@@ -4,18 +4,28 @@
  * One judge process passes in a loop (appending a tick from the monotonic
  * clock, then dls_judge_pass) with a real journal (a file medium, `data`
  * sync, opened exclusive); H holder processes each run a library holder
- * (dls_holder, Ed25519 secret) over its own file medium with `group` sync,
- * reading the journal and the tick file. The judge grants L leases to each
- * holder (unsolicited, duration 10 s: start-up verifies every grant); each holder renews every lease every
- * 500 ms (renew_interval_ns), so the demand is H·L/0.5 renewals a second;
- * the judge passes every 20 ms. Measured for settings.batch_max 1 and 64;
- * unbatched, each holder takes L/32 leases (an Ed25519 signature a renewal:
- * more would fall behind, and a holder that cannot renew in time stops
- * acting on its leases, as it must):
+ * (dls_holder, an Ed25519 secret, or a MAC secret under E2E_ATTRIB=mac)
+ * over its own file medium with `group` sync, reading the journal and the
+ * tick file. The judge grants L leases to each holder (unsolicited,
+ * duration 10 s; up to 10,000 grant requests before each pass, holders in
+ * turn, and never more than 4,096 ahead of what a holder took up, so a
+ * slow start-up does not let leases lapse before their holder sees them;
+ * start-up verifies every grant: the grantor's key is always Ed25519,
+ * attribution.md, and the judge refuses a MAC grantor); each holder drains
+ * at most 4,096 journal records a step (journal_budget) and renews every
+ * lease every 500 ms (renew_interval_ns), so the demand is H·L/0.5
+ * renewals a second; the judge passes every 20 ms. Measured for
+ * settings.batch_max 1 and 64 (E2E_BATCHES); unbatched, each holder takes
+ * L/32 leases (with Ed25519, a signature a renewal: more would fall behind,
+ * and a holder that cannot renew in time stops acting on its leases, as it
+ * must).
+ *
+ * Start-up (every grant appended and every holder holding all its leases)
+ * is not measured in the window: once it is over, the warm-up (min(S/2, 4)
+ * seconds) runs, then the window, until S seconds after start-up.
  *
  *   e2e_renewals_per_s_batch<B>      renewals the judge counted per wall
- *                                    second, after a warm-up (all leases
- *                                    granted and taken up)
+ *                                    second in the window
  *   judge_cpu_us_per_renewal_batch<B>  the judge process's CPU (its own
  *                                    getrusage: user + system) in the window
  *                                    per renewal it counted in the window
@@ -24,22 +34,34 @@
  *   *_whole_run_batch<B>             the same over the whole run, from the
  *                                    parent's wait4 rusage of each child
  *                                    (grant signing and start-up included)
+ *   judge_granted_s_batch<B>         seconds from the run's start until the
+ *                                    pass that appended the last grant ended
+ *   holder_startup_s_batch<B>        ... until the slowest holder held all
+ *                                    its leases (-1: one never did); baseline
+ *                                    judge_granted_s
  *
- * the batch-64 lines with baseline the batch-1 figure; the batch-1 rate
- * and e2e_renewals_per_s_batch64_of_demand with baseline the demand (a
- * ratio near 1: the run was bound by its demand, not by the processes). Targets (issue 13):
- * e2e >= 500,000/s with batches of 64, judge CPU <= 1 µs a renewal.
+ * the other batch sizes' lines with baseline the batch-1 figure (when batch
+ * 1 ran first; else the figure itself); the batch-1 rate and
+ * e2e_renewals_per_s_batch<B>_of_demand with baseline the demand (a ratio
+ * near 1: the run was bound by its demand, not by the processes). Under
+ * E2E_ATTRIB=mac every metric name ends in _mac. Targets (issue 13): e2e
+ * >= 500,000/s with batches of 64, judge CPU <= 1 µs a renewal.
  *
- * Usage: bench_e2e [seconds per configuration, default 10] [leases per
+ * Usage: bench_e2e [seconds per configuration S, default 10] [leases per
  * holder, default 10000] [holders, default 2] [dir, default /tmp].
- * E2E_DEBUG=1 prints every holder event other than a renewal (stderr).
+ * Environment: E2E_ATTRIB=ed25519 (default) or mac: the holders' keys (the
+ * judge's keyring holds their MAC keys); E2E_BATCHES="1 64" (default): the
+ * batch_max values run, in order; E2E_DEBUG=1 prints every holder event
+ * other than a renewal (stderr).
  * Benchmarks may read the clock; the library never does. */
 #include <inttypes.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/types.h>
@@ -59,6 +81,22 @@
 #define HOLDERS_MAX 16
 #define RENEW_MS 500 /* each holder renews each lease every 500 ms */
 #define PASS_MS 20  /* the judge passes every 20 ms (or back to back when slower) */
+#define GRANT_SLICE 10000 /* grants requested before each pass until all are */
+#define GRANT_AHEAD 4096 /* grants to one holder requested and not yet taken up, at most */
+#define JOURNAL_BUDGET 4096 /* journal records a holder step drains at most */
+#define STARTUP_MAX_S 300 /* a start-up longer than this ends the run (failed) */
+
+/* The run's clock, shared by the processes (an anonymous shared mapping made
+ * before the fork): the measured window starts only once every holder holds
+ * all its leases (start-up is reported on its own), so a long start-up does
+ * not eat the window. */
+typedef struct clock_shared {
+    uint64_t start;              /* the run's start (set before the fork) */
+    _Atomic uint64_t ready;      /* holders holding all their leases */
+    _Atomic uint64_t wstart;     /* the window's start; 0 until start-up ended */
+    _Atomic uint64_t end;        /* the run's end; 0 until start-up ended */
+    _Atomic uint64_t taken[HOLDERS_MAX]; /* grants each holder took up so far */
+} clock_shared;
 
 static uint64_t mono_ns(void)
 {
@@ -78,15 +116,16 @@ static void need(int rc, const char *what)
 typedef struct config {
     double seconds, warmup;
     size_t leases, holders, batch;
+    dls_key_kind attrib; /* the holders' keys (E2E_ATTRIB); the grantor's is always Ed25519 */
     char dir[1024];
 } config;
 
-static dls_secret *secret(const char *name, uint8_t b)
+static dls_secret *secret(const char *name, uint8_t b, dls_key_kind kind)
 {
     uint8_t seed[32];
     memset(seed, b, sizeof seed);
     dls_secret *s;
-    need(dls_secret_from_seed(&s, name, DLS_KEY_ED25519, seed), "secret");
+    need(dls_secret_from_seed(&s, name, kind, seed), "secret");
     return s;
 }
 
@@ -120,24 +159,29 @@ static double self_cpu_s(void)
 }
 
 /* A child's result: a count in the measured window, a count over the whole
- * run, and its CPU in the window (µs, getrusage of itself). */
+ * run, its CPU in the window (µs, getrusage of itself), and its start-up
+ * (seconds from the run's start: the judge: the pass that appended the
+ * last grant ended; a holder: it held all its leases; -1 when that never
+ * happened). */
 static void write_result(const config *c, const char *name, uint64_t a, uint64_t b,
-                         double cpu)
+                         double cpu, double startup)
 {
     char p[1200];
     snprintf(p, sizeof p, "%s/%s.result", c->dir, name);
     FILE *f = fopen(p, "w");
-    if (!f || fprintf(f, "%" PRIu64 " %" PRIu64 " %.0f\n", a, b, cpu * 1e6) < 0 || fclose(f) != 0)
+    if (!f ||
+        fprintf(f, "%" PRIu64 " %" PRIu64 " %.0f %.6f\n", a, b, cpu * 1e6, startup) < 0 ||
+        fclose(f) != 0)
         exit(1);
 }
 
 static void read_result(const config *c, const char *name, uint64_t *a, uint64_t *b,
-                        double *cpu_us)
+                        double *cpu_us, double *startup)
 {
     char p[1200];
     snprintf(p, sizeof p, "%s/%s.result", c->dir, name);
     FILE *f = fopen(p, "r");
-    if (!f || fscanf(f, "%" SCNu64 " %" SCNu64 " %lf", a, b, cpu_us) != 3) {
+    if (!f || fscanf(f, "%" SCNu64 " %" SCNu64 " %lf %lf", a, b, cpu_us, startup) != 4) {
         fprintf(stderr, "bench_e2e: no result from %s\n", name);
         exit(1);
     }
@@ -150,19 +194,23 @@ static int reclaim(void *u, dls_bytes s, uint64_t l, dls_cause cause, bool commi
     return DLS_RECLAIM_DONE;
 }
 
-/* The judge: grants, then passes until the deadline. Result: renewals
- * counted in the measured window, and over the whole run. */
-static void judge_main(const config *c, uint64_t start, uint64_t end)
+/* The judge: grants (GRANT_SLICE before each pass, holders in turn), passes
+ * every PASS_MS, and once every holder holds all its leases opens the
+ * measured window (after the warm-up) and sets the run's end. Result:
+ * renewals counted in the window, and over the whole run. */
+static void judge_main(const config *c, clock_shared *clk)
 {
-    dls_secret *grantor = secret("arbiter", 1);
+    uint64_t start = clk->start;
+    dls_secret *grantor = secret("arbiter", 1, DLS_KEY_ED25519);
     dls_keyring *kr;
     need(dls_keyring_new(&kr), "keyring");
     dls_secret *hs[HOLDERS_MAX];
     for (size_t i = 0; i < c->holders; i++) {
         char name[32];
         snprintf(name, sizeof name, "h%zu", i);
-        hs[i] = secret(name, (uint8_t)(10 + i));
-        need(dls_keyring_add(kr, (const uint8_t *)name, strlen(name), DLS_KEY_ED25519,
+        hs[i] = secret(name, (uint8_t)(10 + i), c->attrib);
+        /* MAC: the shared key itself (dls_secret_public answers it) */
+        need(dls_keyring_add(kr, (const uint8_t *)name, strlen(name), c->attrib,
                              dls_secret_public(hs[i])),
              "keyring add");
     }
@@ -200,8 +248,29 @@ static void judge_main(const config *c, uint64_t start, uint64_t end)
     dls_judge_callbacks cb = {.reclaim = reclaim};
     dls_judge *j;
     need(dls_judge_new(&j, &st, &cb, NULL, NULL), "judge");
-    for (size_t i = 0; i < c->holders; i++)
-        for (size_t k = 0; k < c->leases; k++) {
+    size_t g = 0, grants = c->holders * c->leases; /* grant g: holder g % H */
+    double granted = -1; /* the pass that appended (and signed) the last grant ended */
+    uint64_t total = 0, window = 0, lapsed = 0, wstart = 0;
+    double cpu0 = -1;
+    for (;;) {
+        uint64_t now = mono_ns(), end = atomic_load(&clk->end);
+        if (end && now >= end)
+            break;
+        if (!end && granted >= 0 && atomic_load(&clk->ready) == c->holders) {
+            wstart = now + (uint64_t)(c->warmup * (double)DLS_NS_PER_S);
+            atomic_store(&clk->wstart, wstart);
+            atomic_store(&clk->end, now + (uint64_t)(c->seconds * (double)DLS_NS_PER_S));
+        } else if (!end && now - start > (uint64_t)STARTUP_MAX_S * DLS_NS_PER_S) {
+            fprintf(stderr, "bench_e2e: start-up took over %d s: giving up\n", STARTUP_MAX_S);
+            atomic_store(&clk->end, now);
+            break;
+        }
+        if (wstart && now >= wstart && cpu0 < 0)
+            cpu0 = self_cpu_s();
+        for (size_t s = 0; s < GRANT_SLICE && g < grants; s++, g++) {
+            size_t i = g % c->holders, k = g / c->holders;
+            if (k >= GRANT_AHEAD + atomic_load(&clk->taken[i]))
+                break; /* holder i trails: a grant it cannot take up in time would lapse */
             char sub[32];
             uint8_t v[40];
             size_t vn;
@@ -214,23 +283,17 @@ static void judge_main(const config *c, uint64_t start, uint64_t end)
                                  NULL, NULL, NULL),
                  "grant");
         }
-    uint64_t total = 0, window = 0, lapsed = 0;
-    uint64_t wstart = start + (uint64_t)(c->warmup * (double)DLS_NS_PER_S);
-    double cpu0 = -1;
-    for (;;) {
-        uint64_t now = mono_ns();
-        if (now >= end)
-            break;
-        if (now >= wstart && cpu0 < 0)
-            cpu0 = self_cpu_s();
+        bool last_grants = g == grants && granted < 0;
         need(dls_tick_append(tick, now), "tick append");
         dls_judge_pass_result r;
         need(dls_judge_pass(j, &r), "pass");
         uint64_t took = mono_ns() - now;
+        if (last_grants)
+            granted = (double)(now + took - start) / (double)DLS_NS_PER_S;
         if (took < PASS_MS * DLS_NS_PER_MS)
             usleep((useconds_t)((PASS_MS * DLS_NS_PER_MS - took) / 1000));
         total += r.facts;
-        if (now >= wstart)
+        if (wstart && now >= wstart)
             window += r.facts;
         for (int k = 1; k < 5; k++)
             lapsed += r.lapsed[k];
@@ -238,17 +301,20 @@ static void judge_main(const config *c, uint64_t start, uint64_t end)
     if (lapsed)
         fprintf(stderr, "bench_e2e: the judge lapsed %" PRIu64 " leases (holders too slow)\n",
                 lapsed);
-    write_result(c, "judge", window, total, self_cpu_s() - (cpu0 < 0 ? 0 : cpu0));
+    write_result(c, "judge", window, total, self_cpu_s() - (cpu0 < 0 ? 0 : cpu0), granted);
     dls_judge_del(j);
     exit(0);
 }
 
-/* A holder: steps until the deadline. Result: renewals appended. */
-static void holder_main(const config *c, size_t i, uint64_t start, uint64_t end)
+/* A holder: steps until the run's end; says when it holds all its leases.
+ * Result: renewals appended. */
+static void holder_main(const config *c, size_t i, clock_shared *clk)
 {
+    uint64_t start = clk->start;
     char name[32];
     snprintf(name, sizeof name, "h%zu", i);
-    dls_secret *grantor = secret("arbiter", 1), *me = secret(name, (uint8_t)(10 + i));
+    dls_secret *grantor = secret("arbiter", 1, DLS_KEY_ED25519);
+    dls_secret *me = secret(name, (uint8_t)(10 + i), c->attrib);
     dls_keyring *kr;
     need(dls_keyring_new(&kr), "keyring");
     need(dls_keyring_add(kr, (const uint8_t *)"arbiter", 7, DLS_KEY_ED25519,
@@ -273,16 +339,18 @@ static void holder_main(const config *c, size_t i, uint64_t start, uint64_t end)
     hs.max_leases = c->leases;
     hs.batch_max = c->batch;
     hs.renew_interval_ns = RENEW_MS * DLS_NS_PER_MS;
+    hs.journal_budget = JOURNAL_BUDGET; /* taking up many grants, it renews between bites */
     dls_holder *h;
     need(dls_holder_new(&h, &p, &hs, NULL, NULL, NULL), "holder");
-    uint64_t renewed = 0, window = 0;
-    uint64_t wstart = start + (uint64_t)(c->warmup * (double)DLS_NS_PER_S);
+    uint64_t renewed = 0, window = 0, held = 0;
+    double startup = -1;
     double cpu0 = -1;
+    bool debug = getenv("E2E_DEBUG") != NULL;
     for (;;) {
-        uint64_t now = mono_ns();
-        if (now >= end)
+        uint64_t now = mono_ns(), end = atomic_load(&clk->end), wstart = atomic_load(&clk->wstart);
+        if (end && now >= end)
             break;
-        if (now >= wstart && cpu0 < 0)
+        if (wstart && now >= wstart && cpu0 < 0)
             cpu0 = self_cpu_s();
         dls_holder_result r;
         int rc = dls_holder_step(h, &r);
@@ -291,17 +359,23 @@ static void holder_main(const config *c, size_t i, uint64_t start, uint64_t end)
         size_t did = 0;
         for (size_t e = 0; e < r.n_events; e++) {
             did += r.events[e].kind == DLS_HOLDER_RENEWED;
-            if (getenv("E2E_DEBUG") && r.events[e].kind != DLS_HOLDER_RENEWED)
+            held += r.events[e].kind == DLS_HOLDER_GRANTED;
+            if (debug && r.events[e].kind != DLS_HOLDER_RENEWED)
                 fprintf(stderr, "%s: %s %s\n", name, dls_holder_event_name(r.events[e].kind),
                         r.events[e].text);
         }
         renewed += did;
+        atomic_store(&clk->taken[i], held);
+        if (startup < 0 && held >= c->leases) {
+            startup = (double)(mono_ns() - start) / (double)DLS_NS_PER_S;
+            atomic_fetch_add(&clk->ready, 1);
+        }
         if (cpu0 >= 0)
             window += did;
         if (!did && !r.more)
             usleep(1000);
     }
-    write_result(c, name, window, renewed, self_cpu_s() - (cpu0 < 0 ? 0 : cpu0));
+    write_result(c, name, window, renewed, self_cpu_s() - (cpu0 < 0 ? 0 : cpu0), startup);
     exit(0);
 }
 
@@ -315,6 +389,9 @@ typedef struct outcome {
     double rate, judge_us, holder_us; /* in the window */
     double judge_us_all, holder_us_all; /* over the whole run (grants included) */
     double demand;                      /* renewals a second the leases ask for */
+    double granted, taken;              /* start-up: the pass that appended the last
+                                           grant ended; the slowest holder held all
+                                           its leases (-1: some holder never did) */
 } outcome;
 
 static outcome run(config *c, size_t batch)
@@ -343,7 +420,18 @@ static outcome run(config *c, size_t batch)
         need(dls_medium_create(&m, DLS_MEDIUM_FILE, p, NULL, NULL), names[i]);
         dls_medium_del(m);
     }
-    uint64_t start = mono_ns(), end = start + (uint64_t)(c->seconds * (double)DLS_NS_PER_S);
+    clock_shared *clk = mmap(NULL, sizeof *clk, PROT_READ | PROT_WRITE,
+                             MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (clk == MAP_FAILED) {
+        perror("bench_e2e: mmap");
+        exit(1);
+    }
+    clk->start = mono_ns();
+    atomic_init(&clk->ready, 0);
+    atomic_init(&clk->wstart, 0);
+    atomic_init(&clk->end, 0);
+    for (size_t i = 0; i < HOLDERS_MAX; i++)
+        atomic_init(&clk->taken[i], 0);
     pid_t pids[1 + HOLDERS_MAX];
     for (size_t i = 0; i <= c->holders; i++) {
         pid_t pid = fork();
@@ -353,8 +441,8 @@ static outcome run(config *c, size_t batch)
         }
         if (pid == 0) {
             if (i == 0)
-                judge_main(c, start, end);
-            holder_main(c, i - 1, start, end);
+                judge_main(c, clk);
+            holder_main(c, i - 1, clk);
         }
         pids[i] = pid;
     }
@@ -372,19 +460,26 @@ static outcome run(config *c, size_t batch)
         else
             holder_cpu += cpu_s(&ru);
     }
+    munmap(clk, sizeof *clk);
     uint64_t window, total, renewed = 0, hwindow = 0;
-    double jcpu_w, hcpu_w = 0;
-    read_result(c, "judge", &window, &total, &jcpu_w);
+    double jcpu_w, hcpu_w = 0, granted, taken = 0;
+    read_result(c, "judge", &window, &total, &jcpu_w, &granted);
     for (size_t i = 0; i < c->holders; i++) {
         uint64_t w, r;
-        double cpu;
-        read_result(c, hn[i], &w, &r, &cpu);
+        double cpu, up;
+        read_result(c, hn[i], &w, &r, &cpu, &up);
+        if (taken >= 0)
+            taken = up < 0 ? -1 : up > taken ? up : taken;
         renewed += r;
         hwindow += w;
         hcpu_w += cpu;
     }
     if (window == 0 || hwindow == 0) {
-        fprintf(stderr, "bench_e2e: judge %" PRIu64 "/%" PRIu64 ", holders %" PRIu64 "/%" PRIu64 "\n", window, total, hwindow, renewed);
+        fprintf(stderr,
+                "bench_e2e: judge %" PRIu64 "/%" PRIu64 ", holders %" PRIu64 "/%" PRIu64
+                " (last grant appended at %.3f s, holders held all leases at %.3f s, "
+                "-1: never)\n",
+                window, total, hwindow, renewed, granted, taken);
         fprintf(stderr, "bench_e2e: no renewals counted (batch %zu)\n", batch);
         exit(1);
     }
@@ -394,7 +489,7 @@ static outcome run(config *c, size_t batch)
     }
     outcome o = {(double)window / (c->seconds - c->warmup), jcpu_w / (double)window,
                  hcpu_w / (double)hwindow, judge_cpu * 1e6 / (double)total,
-                 holder_cpu * 1e6 / (double)renewed, 0};
+                 holder_cpu * 1e6 / (double)renewed, 0, granted, taken};
     char cmd[1400];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", c->dir);
     if (system(cmd) != 0)
@@ -405,13 +500,20 @@ static outcome run(config *c, size_t batch)
     return o;
 }
 
-static void line(const char *metric, double value, double baseline)
+static const char *g_suffix = ""; /* "_mac" under E2E_ATTRIB=mac */
+
+/* One metric: NAME_batch<B> + the attribution suffix. */
+static void line(const char *name, size_t batch, const char *more, double value,
+                 double baseline)
 {
-    printf("{\"bench\": \"e2e\", \"metric\": \"%s\", \"value\": %.6g, \"baseline\": %.6g, "
-           "\"ratio\": %.4g}\n",
-           metric, value, baseline, baseline != 0 ? value / baseline : 0.0);
+    printf("{\"bench\": \"e2e\", \"metric\": \"%s_batch%zu%s%s\", \"value\": %.6g, "
+           "\"baseline\": %.6g, \"ratio\": %.4g}\n",
+           name, batch, more, g_suffix, value, baseline,
+           baseline != 0 ? value / baseline : 0.0);
     fflush(stdout);
 }
+
+#define BATCHES_MAX 8
 
 int main(int argc, char **argv)
 {
@@ -422,22 +524,62 @@ int main(int argc, char **argv)
     c.holders = argc > 3 ? strtoul(argv[3], NULL, 10) : 2;
     snprintf(c.dir, sizeof c.dir, "%.200s", argc > 4 ? argv[4] : "/tmp");
     c.warmup = c.seconds / 2 < 4 ? c.seconds / 2 : 4;
-    if (c.seconds <= 0 || c.leases == 0 || c.holders == 0 || c.holders > HOLDERS_MAX ||
+    c.attrib = DLS_KEY_ED25519;
+    const char *attrib = getenv("E2E_ATTRIB");
+    if (attrib && strcmp(attrib, "mac") == 0) {
+        c.attrib = DLS_KEY_MAC;
+        g_suffix = "_mac";
+    } else if (attrib && strcmp(attrib, "ed25519") != 0) {
+        fprintf(stderr, "bench_e2e: E2E_ATTRIB is ed25519 or mac\n");
+        return 2;
+    }
+    /* E2E_BATCHES: the batch_max values to run, in order (default "1 64") */
+    size_t batches[BATCHES_MAX], nb = 0;
+    const char *bl = getenv("E2E_BATCHES");
+    for (const char *p = bl ? bl : "1 64"; *p;) {
+        char *end;
+        unsigned long v = strtoul(p, &end, 10);
+        if (end == p || v == 0 || v > DLS_BATCH_COUNT_MAX || nb == BATCHES_MAX) {
+            fprintf(stderr, "bench_e2e: E2E_BATCHES is up to %d batch sizes 1..%d, e.g. \"1 64\"\n",
+                    BATCHES_MAX, DLS_BATCH_COUNT_MAX);
+            return 2;
+        }
+        batches[nb++] = v;
+        p = end;
+        while (*p == ' ' || *p == ',')
+            p++;
+    }
+    if (c.seconds <= 0 || c.leases == 0 || c.holders == 0 || c.holders > HOLDERS_MAX || nb == 0 ||
         sodium_init() < 0)
         return 2;
-    outcome one = run(&c, 1);
-    line("e2e_renewals_per_s_batch1", one.rate, one.demand);
-    line("judge_cpu_us_per_renewal_batch1", one.judge_us, one.judge_us);
-    line("holder_cpu_us_per_renewal_batch1", one.holder_us, one.holder_us);
-    line("judge_cpu_us_per_renewal_whole_run_batch1", one.judge_us_all, one.judge_us_all);
-    line("holder_cpu_us_per_renewal_whole_run_batch1", one.holder_us_all, one.holder_us_all);
-    outcome many = run(&c, 64);
-    line("e2e_renewals_per_s_batch64", many.rate, one.rate);
-    line("e2e_renewals_per_s_batch64_of_demand", many.rate, many.demand);
-    line("judge_cpu_us_per_renewal_batch64", many.judge_us, one.judge_us);
-    line("holder_cpu_us_per_renewal_batch64", many.holder_us, one.holder_us);
-    line("judge_cpu_us_per_renewal_whole_run_batch64", many.judge_us_all, one.judge_us_all);
-    line("holder_cpu_us_per_renewal_whole_run_batch64", many.holder_us_all,
-         one.holder_us_all);
+    outcome one;
+    memset(&one, 0, sizeof one);
+    bool have_one = false; /* batch 1 ran: the baseline of the others */
+    for (size_t k = 0; k < nb; k++) {
+        size_t b = batches[k];
+        outcome o = run(&c, b);
+        if (b == 1) {
+            one = o, have_one = true;
+            line("e2e_renewals_per_s", b, "", o.rate, o.demand);
+            line("judge_cpu_us_per_renewal", b, "", o.judge_us, o.judge_us);
+            line("holder_cpu_us_per_renewal", b, "", o.holder_us, o.holder_us);
+            line("judge_cpu_us_per_renewal_whole_run", b, "", o.judge_us_all, o.judge_us_all);
+            line("holder_cpu_us_per_renewal_whole_run", b, "", o.holder_us_all, o.holder_us_all);
+        } else {
+            /* baseline batch 1 when it ran, else the figure itself */
+            const outcome *base = have_one ? &one : &o;
+            line("e2e_renewals_per_s", b, "", o.rate, base->rate);
+            line("e2e_renewals_per_s", b, "_of_demand", o.rate, o.demand);
+            line("judge_cpu_us_per_renewal", b, "", o.judge_us, base->judge_us);
+            line("holder_cpu_us_per_renewal", b, "", o.holder_us, base->holder_us);
+            line("judge_cpu_us_per_renewal_whole_run", b, "", o.judge_us_all, base->judge_us_all);
+            line("holder_cpu_us_per_renewal_whole_run", b, "", o.holder_us_all,
+                 base->holder_us_all);
+        }
+        /* start-up (not in the window): the holders' baseline is the judge's last
+         * grant appended, so the ratio shows how far the holders trailed it */
+        line("judge_granted_s", b, "", o.granted, o.granted);
+        line("holder_startup_s", b, "", o.taken, o.granted);
+    }
     return 0;
 }

@@ -7,7 +7,9 @@
  * bytes); then passes each drain 10,000 renewals from a file medium (the
  * stream's CRC checked by the cursor) in DIR (argv[1], $DLS_BENCH_DIR or
  * /tmp): MAC envelopes (10 passes), Ed25519 envelopes (3 passes), Ed25519
- * batch envelopes of 64 (10 passes). Prints JSON Lines:
+ * batch envelopes of 64 (10 passes), MAC batch envelopes of 64 (10 passes;
+ * attribution.md rev 4 allows `dao.env/mac` over M_batch). Kinds, in that
+ * order: mac, ed25519, ed25519_batch64, mac_batch64. Prints JSON Lines:
  *
  *   pass_ms_<n>_<kind>        mean pass time; baseline: the same at 10^3
  *                             (target: ratio <= 1.5 at 10^6)
@@ -18,6 +20,10 @@
  *   renewals_per_s_<n>_ed25519_batch64  baseline: raw Ed25519 verifies/s of
  *                             the same M_batch bytes, timed after each pass
  *                             (target: value >= 1.0M/s and ratio >= 40)
+ *   renewals_per_s_<n>_mac_batch64  baseline: raw crypto_auth_verify (as for
+ *                             mac) of the same M_batch bytes, timed after
+ *                             each pass: verified batches/s, so the ratio is
+ *                             renewals per raw MAC verify of one M_batch
  *   renewals_per_s_<n>_ed25519  baseline: raw Ed25519 verifies/s of a
  *                             120-byte message (before the runs)
  *   bytes_per_lease_<n>       the ledger's bytes per live lease (subject
@@ -373,13 +379,14 @@ static void renewals_single(bench *b, size_t n, int kind, uint64_t *cursor, uint
     }
 }
 
-/* RENEWALS Ed25519 renewals in batch envelopes of BATCH facts, each batch
- * from one holder over that holder's leases (round-robin per holder); fills
- * the raw set with each M_batch. Returns the records appended. */
-static size_t renewals_batch(bench *b, size_t n, uint64_t *hcursor, uint64_t *seq,
+/* RENEWALS renewals of MAC (kind 0) or Ed25519 (kind 1) leases in batch
+ * envelopes of BATCH facts, each batch from one holder over that holder's
+ * leases (round-robin per holder); fills the raw set with each M_batch (and,
+ * for MAC, the holder's key and the envelope's own tag). Returns the records
+ * appended. */
+static size_t renewals_batch(bench *b, size_t n, int kind, uint64_t *hcursor, uint64_t *seq,
                              uint64_t *expect, raw_set *raw)
 {
-    const int kind = 1;
     size_t ne = leases_of_kind(n, kind), records = 0;
     raw->count = 0;
     static uint8_t facts[BATCH][128];
@@ -410,7 +417,17 @@ static size_t renewals_batch(bench *b, size_t n, uint64_t *hcursor, uint64_t *se
         check(dls_batch_message(dls_medium_id(b->medium), (const uint8_t *)name, strlen(name), fb,
                                 c, m, raw->slot, &raw->len[r]),
               "batch message");
-        crypto_sign_detached(raw->tag[r], NULL, m, raw->len[r], raw->sk);
+        if (kind == 1) {
+            crypto_sign_detached(raw->tag[r], NULL, m, raw->len[r], raw->sk);
+            continue;
+        }
+        raw->key[r] = dls_secret_public(s);
+        crypto_auth(raw->tag[r], m, raw->len[r], raw->key[r]);
+        /* the same bytes the resolver verifies: the tag is the envelope's */
+        if (!memmem(env, en, raw->tag[r], crypto_auth_BYTES)) {
+            fprintf(stderr, "bench_judge: raw MAC baseline is not over M_batch\n");
+            exit(1);
+        }
     }
     return records;
 }
@@ -487,9 +504,11 @@ static double raw_verify_rate(void)
     return ok == N ? N / t : 0;
 }
 
-enum { K_MAC, K_ED, K_ED_BATCH, NKINDS };
-static const char *const kind_name[NKINDS] = {"mac", "ed25519", "ed25519_batch64"};
-static const int kind_passes[NKINDS] = {PASSES, 3, PASSES};
+enum { K_MAC, K_ED, K_ED_BATCH, K_MAC_BATCH, NKINDS };
+static const char *const kind_name[NKINDS] = {"mac", "ed25519", "ed25519_batch64",
+                                              "mac_batch64"};
+static const int kind_passes[NKINDS] = {PASSES, 3, PASSES, PASSES};
+static bool kind_batched(int kind) { return kind == K_ED_BATCH || kind == K_MAC_BATCH; }
 
 /* DLS_BENCH_KINDS: the kinds to run, by name, comma-separated (default
  * all). DLS_BENCH_PERF_CTL: a `perf record --control fifo:` path, told to
@@ -531,7 +550,7 @@ int main(int argc, char **argv)
         dir = "/tmp";
     double raw_ed = raw_verify_rate();
     line("raw_ed25519_verify_per_s", raw_ed, raw_ed);
-    double base_ms[NKINDS] = {0, 0, 0};
+    double base_ms[NKINDS] = {0};
     raw_set raw_mac, raw_batch; /* allocated before the first RSS reading */
     raw_set_init(&raw_mac, RENEWALS, 512);
     raw_set_init(&raw_batch, RENEWALS / BATCH + 1, DLS_BATCH_MESSAGE_MAX);
@@ -554,7 +573,7 @@ int main(int argc, char **argv)
         snprintf(m, sizeof m, "rss_bytes_per_lease_%zu", n);
         line(m, (double)(rss1 - rss0) / (double)n, 200);
         uint64_t *expect = calloc(n + 1, sizeof *expect);
-        uint64_t *hcursor = calloc(HOLDERS, sizeof *hcursor);
+        uint64_t *hcursor = calloc(2 * HOLDERS, sizeof *hcursor); /* [kind][holder] */
         if (!expect || !hcursor)
             return 1;
         uint64_t cursor[2] = {0, 0}, seq = 0;
@@ -562,22 +581,25 @@ int main(int argc, char **argv)
         for (int kind = 0; kind < NKINDS; kind++) {
             if (!kind_wanted(kind))
                 continue;
-            raw_set *raw = kind == K_ED_BATCH ? &raw_batch : &raw_mac;
+            raw_set *raw = kind_batched(kind) ? &raw_batch : &raw_mac;
+            int akind = kind == K_ED || kind == K_ED_BATCH; /* 0 MAC, 1 Ed25519 */
             double total = 0, raw_total = 0;
             size_t raw_count = 0;
             int passes = kind_passes[kind] * repeat;
             for (int p = 0; p < passes; p++) {
-                if (kind == K_ED_BATCH) {
-                    size_t recs = renewals_batch(&b, n, hcursor, &seq, expect, raw);
+                if (kind_batched(kind)) {
+                    size_t recs = renewals_batch(&b, n, akind, hcursor + akind * HOLDERS, &seq,
+                                                 expect, raw);
                     total += timed_pass(&b, recs, RENEWALS);
                 } else {
-                    renewals_single(&b, n, kind, &cursor[kind], &seq, expect, raw);
+                    renewals_single(&b, n, akind, &cursor[akind], &seq, expect, raw);
                     total += timed_pass(&b, RENEWALS, RENEWALS);
                 }
                 /* the raw baseline, interleaved with the passes (MAC: the
-                 * same M bytes; batches: the same M_batch bytes) */
+                 * same M bytes; batches: the same M_batch bytes, Ed25519
+                 * or MAC as the batches are) */
                 if (kind != K_ED) {
-                    raw_total += raw_time(raw, kind == K_ED_BATCH);
+                    raw_total += raw_time(raw, akind);
                     raw_count += raw->count;
                 }
             }
