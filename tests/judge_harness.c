@@ -52,7 +52,7 @@ int h_reclaim(void *u, dls_bytes subject, uint64_t lease, dls_cause cause, bool 
     return h->answer;
 }
 
-void h_keys(harness *h, size_t nholders)
+void h_keys(harness *h, size_t nholders, dls_key_kind holder_kind)
 {
     assert_int_equal(dls_keyring_new(&h->kr), 0);
     uint8_t seed[32];
@@ -62,9 +62,9 @@ void h_keys(harness *h, size_t nholders)
         char name[32];
         snprintf(name, sizeof name, "holder-%zu", i);
         memset(seed, (int)(0x40 + i), sizeof seed);
-        assert_int_equal(dls_secret_from_seed(&h->holders[i], name, DLS_KEY_ED25519, seed), 0);
+        assert_int_equal(dls_secret_from_seed(&h->holders[i], name, holder_kind, seed), 0);
         assert_int_equal(dls_keyring_add(h->kr, (const uint8_t *)name, strlen(name),
-                                         DLS_KEY_ED25519, dls_secret_public(h->holders[i])),
+                                         holder_kind, dls_secret_public(h->holders[i])),
                          0);
     }
 }
@@ -87,7 +87,7 @@ void jh_init(harness *h, size_t nmedia, size_t nholders, const jh_options *o)
     memset(h, 0, sizeof *h);
     h->dir = make_tmpdir();
     snprintf(h->journal_path, sizeof h->journal_path, "%s/journal.dls", h->dir);
-    h_keys(h, nholders);
+    h_keys(h, nholders, o && o->mac_holders ? DLS_KEY_MAC : DLS_KEY_ED25519);
     dls_medium_settings ms;
     dls_medium_settings_default(&ms);
     uint8_t jid[16];

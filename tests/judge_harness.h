@@ -73,6 +73,7 @@ typedef struct jh_options {
     size_t ring_capacity;                                   /* 0: 4096 */
     dls_medium *(*wrap_journal)(harness *h, dls_medium *inner); /* NULL: none */
     bool lock;                                              /* set journal_lock_path */
+    bool mac_holders;                                       /* holders' keys are MAC keys */
 } jh_options;
 
 /* A harness with `nmedia` ring lease-fact media and `nholders` holders
@@ -80,7 +81,7 @@ typedef struct jh_options {
 void jh_init(harness *h, size_t nmedia, size_t nholders, const jh_options *o);
 /* The reclaim callback the harness gives the judge (user: the harness). */
 int h_reclaim(void *u, dls_bytes subject, uint64_t lease, dls_cause cause, bool commit);
-void h_keys(harness *h, size_t nholders);
+void h_keys(harness *h, size_t nholders, dls_key_kind holder_kind);
 dls_medium *ring_with_id(uint8_t tag, size_t cap);
 int h_try_open(harness *h, dls_where *w);
 void h_open(harness *h);

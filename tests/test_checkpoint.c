@@ -51,7 +51,7 @@ static dls_medium *wrap_journal(harness *h, dls_medium *inner);
  * media of 65,536 records and the journal lock path set. */
 static void h_init(harness *h, size_t nmedia, size_t nholders)
 {
-    jh_options o = {65536, wrap_journal, true};
+    jh_options o = {.ring_capacity = 65536, .wrap_journal = wrap_journal, .lock = true};
     jh_init(h, nmedia, nholders, &o);
 }
 

@@ -1521,6 +1521,58 @@ static void test_step2_batch_renewals_count_each_fact(void **state)
     h_fini(&h);
 }
 
+/* attribution.md rev 4 ("Batch envelopes": signed or MACed over M_batch)
+ * with MAC keys (issue 13: the MAC-attributed batches bench_judge and
+ * bench_e2e measure): a holder's MAC batch is verified once and each of its
+ * facts counts; the same batch with its tag flipped, or MACed under another
+ * key in the holder's name, is one forged record and counts nothing. */
+static void test_step2_mac_batch_counts_each_fact(void **state)
+{
+    (void)state;
+    harness h;
+    jh_options o = {.mac_holders = true};
+    jh_init(&h, 1, 2, &o);
+    h_open(&h);
+    h_propose(&h, 0, 0, "job/m", "p", 0); /* a MAC envelope */
+    assert_int_equal(h_at(&h, SEC).granted, 1);
+    uint8_t facts[3][64];
+    dls_bytes fb[3];
+    for (int i = 0; i < 3; i++) {
+        dls_fact f;
+        dls_fact_renewal(&f, 1, (uint64_t)i + 1);
+        assert_int_equal(dls_fact_encode(&f, facts[i], sizeof facts[i], &fb[i].n), 0);
+        fb[i].p = facts[i];
+    }
+    static uint8_t env[4096], other[4096];
+    size_t n, on;
+    assert_int_equal(dls_batch_seal(h.holders[0], dls_medium_id(h.media[0]), fb, 3, env,
+                                    sizeof env, &n),
+                     0);
+    /* the same facts under another MAC key, in holder-0's name */
+    uint8_t seed[32];
+    memset(seed, 0x99, sizeof seed);
+    dls_secret *impostor;
+    assert_int_equal(dls_secret_from_seed(&impostor, "holder-0", DLS_KEY_MAC, seed), 0);
+    assert_int_equal(dls_batch_seal(impostor, dls_medium_id(h.media[0]), fb, 3, other,
+                                    sizeof other, &on),
+                     0);
+    dls_secret_del(impostor);
+    assert_int_equal(dls_medium_append(h.media[0], other, on, NULL, NULL), 0);
+    env[n - 1] ^= 1;
+    assert_int_equal(dls_medium_append(h.media[0], env, n, NULL, NULL), 0);
+    env[n - 1] ^= 1;
+    assert_int_equal(dls_medium_append(h.media[0], env, n, NULL, NULL), 0);
+    dls_judge_pass_result r = h_at(&h, 2 * SEC);
+    assert_int_equal(r.drained, 3);
+    assert_int_equal(r.batches, 1); /* only the true one attributed */
+    assert_int_equal(r.forged, 2);
+    assert_int_equal(r.ignored_replayed, 0);
+    dls_judge_lease_info i = lease_info(&h, 1);
+    assert_int_equal(i.last_seq, 3);
+    assert_int_equal(i.last_observation, 2 * SEC);
+    h_fini(&h);
+}
+
 /* attribution.md rev 4 (each fact of a batch counts at (position, index),
  * in order) across the judge's runs of 16 facts (issue 13 item 4: the facts
  * of a run are decoded and their lookups prefetched before any is applied):
@@ -3794,6 +3846,7 @@ int main(void)
         cmocka_unit_test(test_step2_drain_budget_counts_as_failing),
         cmocka_unit_test(test_step2_drain_budget_counts_facts_never_splits_batch),
         cmocka_unit_test(test_step2_batch_renewals_count_each_fact),
+        cmocka_unit_test(test_step2_mac_batch_counts_each_fact),
         cmocka_unit_test(test_step2_batch_runs_count_in_order),
         cmocka_unit_test(test_step2_overload_bounded_no_early_reclaim),
         cmocka_unit_test(test_step3_cause_order_release_cap_policy),
