@@ -52,7 +52,8 @@
  * Environment: E2E_ATTRIB=ed25519 (default) or mac: the holders' keys (the
  * judge's keyring holds their MAC keys); E2E_BATCHES="1 64" (default): the
  * batch_max values run, in order; E2E_DEBUG=1 prints every holder event
- * other than a renewal (stderr).
+ * other than a renewal, and a line a second of the judge's passes (count,
+ * facts, media behind, forged, ignored, longest pass) (stderr).
  * Benchmarks may read the clock; the library never does. */
 #include <inttypes.h>
 #include <signal.h>
@@ -198,6 +199,31 @@ static int reclaim(void *u, dls_bytes s, uint64_t l, dls_cause cause, bool commi
  * every PASS_MS, and once every holder holds all its leases opens the
  * measured window (after the warm-up) and sets the run's end. Result:
  * renewals counted in the window, and over the whole run. */
+/* E2E_DEBUG: the judge's passes summed over each second of the run. */
+typedef struct jdebug {
+    uint64_t since, passes, facts, behind, forged, ignored, took_max;
+} jdebug;
+
+static void judge_debug(jdebug *d, const dls_judge_pass_result *r, uint64_t now, uint64_t took)
+{
+    if (!d->since)
+        d->since = now;
+    d->passes++;
+    d->facts += r->facts;
+    d->behind += r->behind;
+    d->forged += r->forged;
+    d->ignored += r->ignored_replayed + r->ignored_unknown_lease;
+    if (took > d->took_max)
+        d->took_max = took;
+    if (now - d->since < DLS_NS_PER_S)
+        return;
+    fprintf(stderr,
+            "judge: %" PRIu64 " passes, %" PRIu64 " facts, %" PRIu64 " behind, %" PRIu64
+            " forged, %" PRIu64 " ignored, longest pass %.1f ms\n",
+            d->passes, d->facts, d->behind, d->forged, d->ignored, (double)d->took_max / 1e6);
+    *d = (jdebug){.since = now};
+}
+
 static void judge_main(const config *c, clock_shared *clk)
 {
     uint64_t start = clk->start;
@@ -248,6 +274,8 @@ static void judge_main(const config *c, clock_shared *clk)
     dls_judge_callbacks cb = {.reclaim = reclaim};
     dls_judge *j;
     need(dls_judge_new(&j, &st, &cb, NULL, NULL), "judge");
+    bool debug = getenv("E2E_DEBUG") != NULL;
+    jdebug dbg = {0};
     size_t g = 0, grants = c->holders * c->leases; /* grant g: holder g % H */
     double granted = -1; /* the pass that appended (and signed) the last grant ended */
     uint64_t total = 0, window = 0, lapsed = 0, wstart = 0;
@@ -295,6 +323,8 @@ static void judge_main(const config *c, clock_shared *clk)
         total += r.facts;
         if (wstart && now >= wstart)
             window += r.facts;
+        if (debug) /* one line a second: what the judge's passes did */
+            judge_debug(&dbg, &r, now, took);
         for (int k = 1; k < 5; k++)
             lapsed += r.lapsed[k];
     }
