@@ -17,13 +17,7 @@
 #include <sodium.h>
 
 #include "daolease/attrib.h"
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
+#include "common.h"
 
 typedef struct setup {
     dls_key_kind kind;
@@ -41,7 +35,7 @@ static volatile unsigned sink;
 static double slice(const setup *s, int attributed, int n)
 {
     unsigned ok = 0;
-    double t0 = now_s();
+    double t0 = bench_now_s();
     for (int i = 0; i < n; i++) {
         if (attributed && s->batch) {
             /* one verification, then every fact with its index */
@@ -63,7 +57,7 @@ static double slice(const setup *s, int attributed, int n)
             ok += crypto_auth_verify(s->tag, s->m, s->m_n, s->key) == 0;
         }
     }
-    double t = now_s() - t0;
+    double t = bench_now_s() - t0;
     if (ok != (unsigned)n) {
         fprintf(stderr, "bench_attrib: a verification failed\n");
         exit(1);

@@ -36,6 +36,7 @@
 #include "daolease/fact.h"
 #include "daolease/mark.h"
 #include "daolease/stream.h"
+#include "common.h"
 
 #define MEDIA 4
 #define BATCH 256
@@ -45,9 +46,7 @@
  * wall time there measures the neighbours as much as the audit. */
 static double now_s(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / (double)DLS_NS_PER_S;
+    return bench_clock_s(CLOCK_PROCESS_CPUTIME_ID);
 }
 
 static long rss_bytes(void)
@@ -60,14 +59,6 @@ static long rss_bytes(void)
         fclose(f);
     }
     return rss * sysconf(_SC_PAGESIZE);
-}
-
-static void line(const char *metric, double value, double baseline)
-{
-    printf("{\"bench\": \"audit\", \"metric\": \"%s\", \"value\": %.6g, \"baseline\": %.6g, "
-           "\"ratio\": %.4g}\n",
-           metric, value, baseline, baseline != 0 ? value / baseline : 0.0);
-    fflush(stdout);
 }
 
 static void check(int rc, const char *what)
@@ -295,9 +286,9 @@ int main(int argc, char **argv)
         long rss = rss_of(&r1);
         close_run(&r1);
         snprintf(m, sizeof m, "audit_rss_bytes_%zu", n);
-        line(m, (double)rss, 0);
+        bench_line("audit", m, (double)rss, 0);
         snprintf(m, sizeof m, "audit_rss_bytes_per_lease_%zu", n);
-        line(m, (double)rss / (double)n, 0);
+        bench_line("audit", m, (double)rss / (double)n, 0);
         return 0;
     }
 
@@ -326,7 +317,7 @@ int main(int argc, char **argv)
             aud = t2 - t1;
     }
     snprintf(m, sizeof m, "audit_records_per_s_%zu", n);
-    line(m, (double)scanned / aud, (double)scanned / scan);
+    bench_line("audit", m, (double)scanned / aud, (double)scanned / scan);
 
     /* memory: independent of the renewals (the same leases, twice the
      * rounds) */
@@ -337,8 +328,8 @@ int main(int argc, char **argv)
     long rss2 = rss_of(&r2);
     close_run(&r2);
     snprintf(m, sizeof m, "audit_rss_bytes_%zu", n);
-    line(m, (double)rss, (double)rss2);
+    bench_line("audit", m, (double)rss, (double)rss2);
     snprintf(m, sizeof m, "audit_rss_bytes_per_lease_%zu", n);
-    line(m, (double)rss / (double)n, (double)rss2 / (double)n);
+    bench_line("audit", m, (double)rss / (double)n, (double)rss2 / (double)n);
     return 0;
 }

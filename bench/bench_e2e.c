@@ -78,6 +78,7 @@
 #include "daolease/judge.h"
 #include "daolease/stream.h"
 #include "daolease/tick.h"
+#include "common.h"
 
 #define HOLDERS_MAX 16
 #define RENEW_MS 500 /* each holder renews each lease every 500 ms */
@@ -149,14 +150,6 @@ static dls_medium *open_medium(const config *c, const char *name, dls_open_mode 
     memset(&w, 0, sizeof w);
     need(dls_medium_open(&m, p, mode, &ms, &w), name);
     return m;
-}
-
-static double self_cpu_s(void)
-{
-    struct rusage ru;
-    getrusage(RUSAGE_SELF, &ru);
-    return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
-           (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
 }
 
 /* A child's result: a count in the measured window, a count over the whole
@@ -294,7 +287,7 @@ static void judge_main(const config *c, clock_shared *clk)
             break;
         }
         if (wstart && now >= wstart && cpu0 < 0)
-            cpu0 = self_cpu_s();
+            cpu0 = bench_cpu_s();
         for (size_t s = 0; s < GRANT_SLICE && g < grants; s++, g++) {
             size_t i = g % c->holders, k = g / c->holders;
             if (k >= GRANT_AHEAD + atomic_load(&clk->taken[i]))
@@ -331,7 +324,7 @@ static void judge_main(const config *c, clock_shared *clk)
     if (lapsed)
         fprintf(stderr, "bench_e2e: the judge lapsed %" PRIu64 " leases (holders too slow)\n",
                 lapsed);
-    write_result(c, "judge", window, total, self_cpu_s() - (cpu0 < 0 ? 0 : cpu0), granted);
+    write_result(c, "judge", window, total, bench_cpu_s() - (cpu0 < 0 ? 0 : cpu0), granted);
     dls_judge_del(j);
     exit(0);
 }
@@ -381,7 +374,7 @@ static void holder_main(const config *c, size_t i, clock_shared *clk)
         if (end && now >= end)
             break;
         if (wstart && now >= wstart && cpu0 < 0)
-            cpu0 = self_cpu_s();
+            cpu0 = bench_cpu_s();
         dls_holder_result r;
         int rc = dls_holder_step(h, &r);
         if (rc && rc != DLS_ERR_TRANSPORT)
@@ -405,7 +398,7 @@ static void holder_main(const config *c, size_t i, clock_shared *clk)
         if (!did && !r.more)
             usleep(1000);
     }
-    write_result(c, name, window, renewed, self_cpu_s() - (cpu0 < 0 ? 0 : cpu0), startup);
+    write_result(c, name, window, renewed, bench_cpu_s() - (cpu0 < 0 ? 0 : cpu0), startup);
     exit(0);
 }
 
@@ -536,11 +529,9 @@ static const char *g_suffix = ""; /* "_mac" under E2E_ATTRIB=mac */
 static void line(const char *name, size_t batch, const char *more, double value,
                  double baseline)
 {
-    printf("{\"bench\": \"e2e\", \"metric\": \"%s_batch%zu%s%s\", \"value\": %.6g, "
-           "\"baseline\": %.6g, \"ratio\": %.4g}\n",
-           name, batch, more, g_suffix, value, baseline,
-           baseline != 0 ? value / baseline : 0.0);
-    fflush(stdout);
+    char metric[160];
+    snprintf(metric, sizeof metric, "%s_batch%zu%s%s", name, batch, more, g_suffix);
+    bench_line("e2e", metric, value, baseline);
 }
 
 #define BATCHES_MAX 8

@@ -28,23 +28,9 @@
 
 #include "daolease/fact.h"
 #include "daolease/host.h"
+#include "common.h"
 
 static double seconds_per = 0.5;
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / (double)DLS_NS_PER_S;
-}
-
-static void emit(const char *metric, double value, double baseline)
-{
-    printf("{\"bench\":\"host\",\"metric\":\"%s\",\"value\":%.0f,\"baseline\":%.0f,"
-           "\"ratio\":%.4f}\n",
-           metric, value, baseline, baseline > 0 ? value / baseline : 0.0);
-    fflush(stdout);
-}
 
 static dls_host *new_host(void)
 {
@@ -65,7 +51,7 @@ static double host_uncontended(void)
 {
     dls_host *h = new_host();
     uint64_t n = 0, e;
-    double t0 = now_s(), t;
+    double t0 = bench_now_s(), t;
     do {
         for (int i = 0; i < 1024; i++) {
             if (dls_host_take(h, "key", 3, "holder", 6, TERM, &e) != 0 ||
@@ -75,7 +61,7 @@ static double host_uncontended(void)
             }
         }
         n += 1024;
-        t = now_s();
+        t = bench_now_s();
     } while (t - t0 < seconds_per);
     dls_host_del(h);
     return (double)n / (t - t0);
@@ -86,7 +72,7 @@ static double mutex_uncontended(void)
     pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
     volatile uint64_t sink = 0;
     uint64_t n = 0;
-    double t0 = now_s(), t;
+    double t0 = bench_now_s(), t;
     do {
         for (int i = 0; i < 1024; i++) {
             pthread_mutex_lock(&mu);
@@ -94,7 +80,7 @@ static double mutex_uncontended(void)
             pthread_mutex_unlock(&mu);
         }
         n += 1024;
-        t = now_s();
+        t = bench_now_s();
     } while (t - t0 < seconds_per);
     return (double)n / (t - t0);
 }
@@ -186,7 +172,7 @@ static double run_duo(duo *d, void *(*fn)(void *))
     pthread_t th[2];
     duo_arg args[2] = {{d, 0}, {d, 1}};
     d->last = -1;
-    double t0 = now_s();
+    double t0 = bench_now_s();
     for (int i = 0; i < 2; i++)
         pthread_create(&th[i], NULL, fn, &args[i]);
     struct timespec ts = {(time_t)seconds_per,
@@ -195,7 +181,7 @@ static double run_duo(duo *d, void *(*fn)(void *))
     atomic_store(&d->stop, 1);
     for (int i = 0; i < 2; i++)
         pthread_join(th[i], NULL);
-    return now_s() - t0;
+    return bench_now_s() - t0;
 }
 
 /* A strict ping-pong: each thread waits for its turn on a condvar. */
@@ -236,7 +222,7 @@ static double pingpong_handoffs(void)
     pthread_cond_init(&p.cv, NULL);
     pthread_t th[2];
     pp_arg args[2] = {{&p, 0}, {&p, 1}};
-    double t0 = now_s();
+    double t0 = bench_now_s();
     for (int i = 0; i < 2; i++)
         pthread_create(&th[i], NULL, pingpong_run, &args[i]);
     struct timespec ts = {(time_t)seconds_per,
@@ -248,7 +234,7 @@ static double pingpong_handoffs(void)
     pthread_mutex_unlock(&p.mu);
     for (int i = 0; i < 2; i++)
         pthread_join(th[i], NULL);
-    double el = now_s() - t0;
+    double el = bench_now_s() - t0;
     pthread_cond_destroy(&p.cv);
     pthread_mutex_destroy(&p.mu);
     return (double)p.handoffs / el;
@@ -263,7 +249,7 @@ int main(int argc, char **argv)
     }
     double base = mutex_uncontended();
     double host = host_uncontended();
-    emit("uncontended_take_release_per_s", host, base);
+    bench_line("host", "uncontended_take_release_per_s", host, base);
 
     duo hd;
     memset(&hd, 0, sizeof hd);
@@ -276,7 +262,7 @@ int main(int argc, char **argv)
     pthread_mutex_init(&md.mu, NULL);
     double mel = run_duo(&md, mutex_duo_run);
     pthread_mutex_destroy(&md.mu);
-    emit("contended_pairs_per_s", (double)(hd.pairs[0] + hd.pairs[1]) / hel,
+    bench_line("host", "contended_pairs_per_s", (double)(hd.pairs[0] + hd.pairs[1]) / hel,
          (double)(md.pairs[0] + md.pairs[1]) / mel);
 
     duo pd;
@@ -284,6 +270,6 @@ int main(int argc, char **argv)
     pd.h = new_host();
     double pel = run_duo(&pd, host_pingpong_run);
     dls_host_del(pd.h);
-    emit("contended_handoffs_per_s", (double)pd.handoffs / pel, pingpong_handoffs());
+    bench_line("host", "contended_handoffs_per_s", (double)pd.handoffs / pel, pingpong_handoffs());
     return 0;
 }

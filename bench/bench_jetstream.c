@@ -34,23 +34,16 @@
 #include "daolease/fact.h"
 #include "daolease/jetstream.h"
 #include "daolease/stream.h"
+#include "common.h"
 
 #define REC_LEN 128u /* about one signed renewal envelope */
 #define BATCH 64u
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / (double)DLS_NS_PER_S;
-}
-
 static void line(const char *metric, const char *setup, double value, double baseline)
 {
-    printf("{\"bench\":\"jetstream\",\"metric\":\"%s_%s\",\"value\":%.1f,\"baseline\":%.1f,"
-           "\"ratio\":%.3f}\n",
-           metric, setup, value, baseline, baseline > 0 ? value / baseline : 0.0);
-    fflush(stdout);
+    char name[160];
+    snprintf(name, sizeof name, "%s_%s", metric, setup);
+    bench_line("jetstream", name, value, baseline);
 }
 
 static void die(const char *what, int rc, const dls_where *w)
@@ -143,7 +136,7 @@ static void url_of(char *out, size_t cap, const srv *s, int n, const char *name,
 static dls_medium *create_retry(const srv *s, int n, const char *tag, char *url, size_t cap)
 {
     char name[32];
-    double until = now_s() + 60;
+    double until = bench_now_s() + 60;
     for (;;) {
         snprintf(name, sizeof name, "%s-%u", tag, ++g_no);
         url_of(url, cap, s, n, name, n > 1 ? "?replicas=3&timeout_ms=5000" : "?timeout_ms=5000");
@@ -152,7 +145,7 @@ static dls_medium *create_retry(const srv *s, int n, const char *tag, char *url,
         int rc = dls_jetstream_create(&m, url, NULL, &w);
         if (rc == 0)
             return m;
-        if (now_s() > until)
+        if (bench_now_s() > until)
             die("create", rc, &w);
         struct timespec ts = {0, 200000000};
         nanosleep(&ts, NULL);
@@ -210,7 +203,7 @@ static void run(const srv *s, int n, const char *setup, unsigned N)
     dls_medium *m = create_retry(s, n, "single", url, sizeof url);
     raw_connect(s, n, &nc, &js);
     raw_stream(js, n, name, subj);
-    double t0 = now_s();
+    double t0 = bench_now_s();
     for (unsigned i = 0; i < N; i++) {
         mkrec(rec, i);
         uint64_t pos;
@@ -218,8 +211,8 @@ static void run(const srv *s, int n, const char *setup, unsigned N)
         if (rc)
             die("append", rc, &w);
     }
-    double med = N / (now_s() - t0);
-    t0 = now_s();
+    double med = N / (bench_now_s() - t0);
+    t0 = bench_now_s();
     for (unsigned i = 0; i < N; i++) {
         mkrec(rec, i);
         if (js_Publish(NULL, js, subj, rec, REC_LEN, NULL, NULL) != NATS_OK) {
@@ -227,21 +220,21 @@ static void run(const srv *s, int n, const char *setup, unsigned N)
             exit(1);
         }
     }
-    double rawv = N / (now_s() - t0);
+    double rawv = N / (bench_now_s() - t0);
     line("append_single", setup, med, rawv);
 
     /* cursor reads of those N records */
     dls_cursor *c;
     if (dls_cursor_new(&c, m, 0))
         die("cursor", DLS_ERR_NOMEM, NULL);
-    t0 = now_s();
+    t0 = bench_now_s();
     dls_record r;
     unsigned got = 0;
     while (dls_cursor_next(c, &r, &w) == DLS_NEXT_OK)
         got++;
-    double rd = got / (now_s() - t0);
+    double rd = got / (bench_now_s() - t0);
     dls_cursor_del(c);
-    t0 = now_s();
+    t0 = bench_now_s();
     for (uint64_t q = 1; q <= N; q++) {
         natsMsg *msg = NULL;
         if (js_GetMsg(&msg, js, name, q, NULL, NULL) != NATS_OK) {
@@ -250,7 +243,7 @@ static void run(const srv *s, int n, const char *setup, unsigned N)
         }
         natsMsg_Destroy(msg);
     }
-    double rawrd = N / (now_s() - t0);
+    double rawrd = N / (bench_now_s() - t0);
     if (got != N)
         fprintf(stderr, "bench_jetstream: read %u of %u\n", got, N);
     line("cursor_read", setup, rd, rawrd);
@@ -263,7 +256,7 @@ static void run(const srv *s, int n, const char *setup, unsigned N)
     const uint8_t *recs[BATCH];
     size_t lens[BATCH];
     unsigned batches = N / BATCH ? N / BATCH : 1;
-    t0 = now_s();
+    t0 = bench_now_s();
     for (unsigned b = 0; b < batches; b++) {
         for (unsigned i = 0; i < BATCH; i++) {
             mkrec(bufs[i], b * BATCH + i);
@@ -275,8 +268,8 @@ static void run(const srv *s, int n, const char *setup, unsigned N)
         if (rc)
             die("append_batch", rc, &w);
     }
-    med = batches * BATCH / (now_s() - t0);
-    t0 = now_s();
+    med = batches * BATCH / (bench_now_s() - t0);
+    t0 = bench_now_s();
     for (unsigned b = 0; b < batches; b++) {
         for (unsigned i = 0; i < BATCH; i++) {
             mkrec(rec, b * BATCH + i);
@@ -290,7 +283,7 @@ static void run(const srv *s, int n, const char *setup, unsigned N)
             exit(1);
         }
     }
-    rawv = batches * BATCH / (now_s() - t0);
+    rawv = batches * BATCH / (bench_now_s() - t0);
     line("append_batch64", setup, med, rawv);
     dls_medium_del(m);
     jsCtx_Destroy(js);

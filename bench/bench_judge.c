@@ -57,17 +57,11 @@
 #include "daolease/judge.h"
 #include "daolease/medium_impl.h"
 #include "daolease/stream.h"
+#include "common.h"
 
 #define RENEWALS 10000
 #define PASSES 10
 #define HOLDERS 64
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / (double)DLS_NS_PER_S;
-}
 
 static long rss_bytes(void)
 {
@@ -79,14 +73,6 @@ static long rss_bytes(void)
         fclose(f);
     }
     return rss * 4096;
-}
-
-static void line(const char *metric, double value, double baseline)
-{
-    printf("{\"bench\": \"judge\", \"metric\": \"%s\", \"value\": %.6g, \"baseline\": %.6g, "
-           "\"ratio\": %.4g}\n",
-           metric, value, baseline, baseline != 0 ? value / baseline : 0.0);
-    fflush(stdout);
 }
 
 static void check(int rc, const char *what)
@@ -316,13 +302,13 @@ static void raw_set_free(raw_set *s)
 static double raw_time(const raw_set *s, int ed)
 {
     size_t ok = 0;
-    double t0 = now_s();
+    double t0 = bench_now_s();
     for (size_t i = 0; i < s->count; i++)
         ok += ed ? crypto_sign_verify_detached(s->tag[i], s->msg + i * s->slot, s->len[i],
                                                s->pk) == 0
                  : crypto_auth_verify(s->tag[i], s->msg + i * s->slot, s->len[i],
                                       s->key[i]) == 0;
-    double t = now_s() - t0;
+    double t = bench_now_s() - t0;
     if (ok != s->count) {
         fprintf(stderr, "bench_judge: raw baseline failed to verify\n");
         exit(1);
@@ -480,9 +466,9 @@ static double timed_pass(bench *b, size_t records, size_t facts)
     tick(b);
     dls_judge_pass_result r;
     perf_ctl(g_largest, "enable");
-    double t0 = now_s();
+    double t0 = bench_now_s();
     check(dls_judge_pass(b->j, &r), "pass");
-    double t = now_s() - t0;
+    double t = bench_now_s() - t0;
     perf_ctl(g_largest, "disable");
     check_pass(&r, records, facts);
     return t;
@@ -497,10 +483,10 @@ static double raw_verify_rate(void)
     crypto_sign_detached(sig, NULL, msg, sizeof msg, sk);
     const int N = 20000;
     volatile int ok = 0;
-    double t0 = now_s();
+    double t0 = bench_now_s();
     for (int i = 0; i < N; i++)
         ok += crypto_sign_verify_detached(sig, msg, sizeof msg, pk) == 0;
-    double t = now_s() - t0;
+    double t = bench_now_s() - t0;
     return ok == N ? N / t : 0;
 }
 
@@ -549,7 +535,7 @@ int main(int argc, char **argv)
     if (!dir)
         dir = "/tmp";
     double raw_ed = raw_verify_rate();
-    line("raw_ed25519_verify_per_s", raw_ed, raw_ed);
+    bench_line("judge", "raw_ed25519_verify_per_s", raw_ed, raw_ed);
     double base_ms[NKINDS] = {0};
     raw_set raw_mac, raw_batch; /* allocated before the first RSS reading */
     raw_set_init(&raw_mac, RENEWALS, 512);
@@ -569,9 +555,9 @@ int main(int argc, char **argv)
         long rss1 = rss_bytes();
         char m[64];
         snprintf(m, sizeof m, "bytes_per_lease_%zu", n);
-        line(m, (double)dls_judge_memory(b.j) / (double)n, 160);
+        bench_line("judge", m, (double)dls_judge_memory(b.j) / (double)n, 160);
         snprintf(m, sizeof m, "rss_bytes_per_lease_%zu", n);
-        line(m, (double)(rss1 - rss0) / (double)n, 200);
+        bench_line("judge", m, (double)(rss1 - rss0) / (double)n, 200);
         uint64_t *expect = calloc(n + 1, sizeof *expect);
         uint64_t *hcursor = calloc(2 * HOLDERS, sizeof *hcursor); /* [kind][holder] */
         if (!expect || !hcursor)
@@ -608,10 +594,10 @@ int main(int argc, char **argv)
             if (n == 1000)
                 base_ms[kind] = ms;
             snprintf(m, sizeof m, "pass_ms_%zu_%s", n, kind_name[kind]);
-            line(m, ms, base_ms[kind]);
+            bench_line("judge", m, ms, base_ms[kind]);
             snprintf(m, sizeof m, "renewals_per_s_%zu_%s", n, kind_name[kind]);
             double rate = RENEWALS / (ms / 1e3);
-            line(m, rate, kind == K_ED ? raw_ed : raw_count / raw_total);
+            bench_line("judge", m, rate, kind == K_ED ? raw_ed : raw_count / raw_total);
         }
         free(expect);
         free(hcursor);

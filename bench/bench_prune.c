@@ -32,32 +32,10 @@
 #include "daolease/fact.h"
 #include "daolease/judge.h"
 #include "daolease/stream.h"
+#include "common.h"
 
 #define HOLDERS 64
 #define GRANTS_PER_PASS 10000
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / (double)DLS_NS_PER_S;
-}
-
-static double cpu_s(void)
-{
-    struct rusage ru;
-    getrusage(RUSAGE_SELF, &ru);
-    return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
-           (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
-}
-
-static void line(const char *metric, double value, double baseline)
-{
-    printf("{\"bench\": \"prune\", \"metric\": \"%s\", \"value\": %.6g, \"baseline\": %.6g, "
-           "\"ratio\": %.6g}\n",
-           metric, value, baseline, baseline > 0 ? value / baseline : 0.0);
-    fflush(stdout);
-}
 
 static void check(int rc, const char *what, const dls_where *w)
 {
@@ -162,41 +140,41 @@ static void run(size_t n)
         pass(&w);
         if (i <= n)
             continue;
-        double t0 = now_s(), c0 = cpu_s();
+        double t0 = bench_now_s(), c0 = bench_cpu_s();
         check(dls_judge_checkpoint(w.judge, w.ckdir, &info, &wh), "checkpoint", &wh);
-        tw = now_s() - t0;
-        cw = cpu_s() - c0;
+        tw = bench_now_s() - t0;
+        cw = bench_cpu_s() - c0;
     }
     size_t deleted = 0;
-    double t0 = now_s(), c0 = cpu_s();
+    double t0 = bench_now_s(), c0 = bench_cpu_s();
     check(dls_judge_prune_checkpoints(w.judge, w.ckdir, 2, &deleted, &wh), "prune", &wh);
-    double tp = now_s() - t0, cp = cpu_s() - c0;
+    double tp = bench_now_s() - t0, cp = bench_cpu_s() - c0;
     if (deleted != 1)
         check(DLS_ERR_STATE, "prune deleted other than one checkpoint", NULL);
     uint64_t before = 0;
-    t0 = now_s();
-    c0 = cpu_s();
+    t0 = bench_now_s();
+    c0 = bench_cpu_s();
     check(dls_judge_trim_journal(w.judge, w.ckdir, &before, NULL, &wh), "trim", &wh);
-    double tt = now_s() - t0, ct = cpu_s() - c0;
+    double tt = bench_now_s() - t0, ct = bench_cpu_s() - c0;
     if (before == 0)
         check(DLS_ERR_STATE, "nothing trimmed", NULL);
     char m[96];
     snprintf(m, sizeof m, "checkpoint_write_s_%zu", n);
-    line(m, tw, tw);
+    bench_line("prune", m, tw, tw);
     snprintf(m, sizeof m, "checkpoint_write_cpu_s_%zu", n);
-    line(m, cw, cw);
+    bench_line("prune", m, cw, cw);
     snprintf(m, sizeof m, "checkpoint_bytes_%zu", n);
-    line(m, (double)info.bytes, 0);
+    bench_line("prune", m, (double)info.bytes, 0);
     snprintf(m, sizeof m, "prune_s_%zu", n);
-    line(m, tp, tw);
+    bench_line("prune", m, tp, tw);
     snprintf(m, sizeof m, "prune_cpu_s_%zu", n);
-    line(m, cp, cw);
+    bench_line("prune", m, cp, cw);
     snprintf(m, sizeof m, "trim_s_%zu", n);
-    line(m, tt, tw);
+    bench_line("prune", m, tt, tw);
     snprintf(m, sizeof m, "trim_cpu_s_%zu", n);
-    line(m, ct, cw);
+    bench_line("prune", m, ct, cw);
     snprintf(m, sizeof m, "verify_mb_per_s_%zu", n);
-    line(m, tp > 0 ? 2.0 * (double)info.bytes / 1e6 / tp : 0, 0);
+    bench_line("prune", m, tp > 0 ? 2.0 * (double)info.bytes / 1e6 / tp : 0, 0);
 
     dls_judge_del(w.judge);
     dls_resolver_del(w.tr);

@@ -31,24 +31,10 @@
 #include "daolease/fact.h"
 #include "daolease/redis.h"
 #include "daolease/stream.h"
+#include "common.h"
 
 #define REC_LEN 128u /* about one signed renewal envelope */
 #define PIPE 64u
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / (double)DLS_NS_PER_S;
-}
-
-static void line(const char *metric, double value, double baseline)
-{
-    printf("{\"bench\":\"redis\",\"metric\":\"%s\",\"value\":%.1f,\"baseline\":%.1f,"
-           "\"ratio\":%.3f}\n",
-           metric, value, baseline, baseline > 0 ? value / baseline : 0.0);
-    fflush(stdout);
-}
 
 static void die(const char *what, int rc, const dls_where *w)
 {
@@ -136,7 +122,7 @@ static void del_keys(redisContext *c, const char *key)
 static double raw_pipelined(redisContext *c, const char *key, unsigned n)
 {
     uint8_t rec[REC_LEN];
-    double t0 = now_s();
+    double t0 = bench_now_s();
     for (unsigned i = 0; i < n; i += PIPE) {
         for (unsigned k = 0; k < PIPE; k++) {
             mkrec(rec, i + k);
@@ -155,14 +141,14 @@ static double raw_pipelined(redisContext *c, const char *key, unsigned n)
             freeReplyObject(r);
         }
     }
-    return n / (now_s() - t0);
+    return n / (bench_now_s() - t0);
 }
 
 /* Raw XADD, one per round trip. */
 static double raw_single(redisContext *c, const char *key, unsigned n)
 {
     uint8_t rec[REC_LEN];
-    double t0 = now_s();
+    double t0 = bench_now_s();
     for (unsigned i = 0; i < n; i++) {
         mkrec(rec, i);
         char pos[24];
@@ -176,7 +162,7 @@ static double raw_single(redisContext *c, const char *key, unsigned n)
         }
         freeReplyObject(r);
     }
-    return n / (now_s() - t0);
+    return n / (bench_now_s() - t0);
 }
 
 /* Raw XRANGE paging (COUNT 512) over the whole stream: entries/s. */
@@ -184,7 +170,7 @@ static double raw_read(redisContext *c, const char *key, unsigned n)
 {
     char start[64] = "-";
     unsigned got = 0;
-    double t0 = now_s();
+    double t0 = bench_now_s();
     while (got < n) {
         redisReply *r = redisCommand(c, "XRANGE %s %s + COUNT 512", key, start);
         if (!r || r->type != REDIS_REPLY_ARRAY || r->elements == 0) {
@@ -198,14 +184,14 @@ static double raw_read(redisContext *c, const char *key, unsigned n)
         snprintf(start, sizeof start, "%llu-%llu", ms, seq + 1);
         freeReplyObject(r);
     }
-    return got / (now_s() - t0);
+    return got / (bench_now_s() - t0);
 }
 
 static double medium_single(dls_medium *m, unsigned n)
 {
     uint8_t rec[REC_LEN];
     dls_where w = {0};
-    double t0 = now_s();
+    double t0 = bench_now_s();
     for (unsigned i = 0; i < n; i++) {
         uint64_t pos;
         mkrec(rec, i);
@@ -213,7 +199,7 @@ static double medium_single(dls_medium *m, unsigned n)
         if (rc)
             die("append", rc, &w);
     }
-    return n / (now_s() - t0);
+    return n / (bench_now_s() - t0);
 }
 
 static double medium_batch(dls_medium *m, unsigned n)
@@ -222,7 +208,7 @@ static double medium_batch(dls_medium *m, unsigned n)
     const uint8_t *recs[PIPE];
     size_t lens[PIPE];
     dls_where w = {0};
-    double t0 = now_s();
+    double t0 = bench_now_s();
     for (unsigned i = 0; i < n; i += PIPE) {
         for (unsigned k = 0; k < PIPE; k++) {
             mkrec(bufs[k], i + k);
@@ -234,7 +220,7 @@ static double medium_batch(dls_medium *m, unsigned n)
         if (rc)
             die("append_batch", rc, &w);
     }
-    return n / (now_s() - t0);
+    return n / (bench_now_s() - t0);
 }
 
 static double medium_read(dls_medium *m, unsigned n)
@@ -243,7 +229,7 @@ static double medium_read(dls_medium *m, unsigned n)
     if (dls_cursor_new(&c, m, 0))
         die("cursor", DLS_ERR_NOMEM, NULL);
     unsigned got = 0;
-    double t0 = now_s();
+    double t0 = bench_now_s();
     while (got < n) {
         dls_record r;
         dls_where w = {0};
@@ -255,7 +241,7 @@ static double medium_read(dls_medium *m, unsigned n)
         }
         got++;
     }
-    double rate = got / (now_s() - t0);
+    double rate = got / (bench_now_s() - t0);
     dls_cursor_del(c);
     return rate;
 }
@@ -341,10 +327,10 @@ int main(int argc, char **argv)
         if ((x = medium_read(mb, n_batch)) > med_r)
             med_r = x;
     }
-    line("append_batch64_per_s", med_b, raw_p);
-    line("append_single_per_s", med_1, raw_p);
-    line("append_single_vs_raw_single_per_s", med_1, raw_1);
-    line("cursor_read_per_s", med_r, raw_r);
+    bench_line("redis", "append_batch64_per_s", med_b, raw_p);
+    bench_line("redis", "append_single_per_s", med_1, raw_p);
+    bench_line("redis", "append_single_vs_raw_single_per_s", med_1, raw_1);
+    bench_line("redis", "cursor_read_per_s", med_r, raw_r);
 
     dls_medium_del(mb);
     dls_medium_del(ms);

@@ -49,27 +49,11 @@
 #include "daolease/fact.h"
 #include "daolease/judge.h"
 #include "daolease/stream.h"
+#include "common.h"
 
 #define HOLDERS 64
 #define GRANTS_PER_PASS 10000
 #define RENEWALS_PER_PASS 20000
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / (double)DLS_NS_PER_S;
-}
-
-/* CPU seconds of this process (user + system): the machine is shared, so
- * wall time includes waiting for a core; both are printed. */
-static double cpu_s(void)
-{
-    struct rusage ru;
-    getrusage(RUSAGE_SELF, &ru);
-    return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
-           (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
-}
 
 /* CPU seconds of the calling thread only: the library hashes a
  * checkpoint's digest on a second thread (judge/ckhash.c), so on a machine
@@ -77,17 +61,7 @@ static double cpu_s(void)
  * hashing thread's time. */
 static double thread_cpu_s(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / (double)DLS_NS_PER_S;
-}
-
-static void line(const char *metric, double value, double baseline)
-{
-    printf("{\"bench\": \"restart\", \"metric\": \"%s\", \"value\": %.6g, \"baseline\": %.6g, "
-           "\"ratio\": %.6g}\n",
-           metric, value, baseline, baseline > 0 ? value / baseline : 0.0);
-    fflush(stdout);
+    return bench_clock_s(CLOCK_THREAD_CPUTIME_ID);
 }
 
 static void check(int rc, const char *what)
@@ -182,9 +156,9 @@ static void open_judge(world *w, bool create, const char *ckdir)
     st.checkpoint_dir = ckdir;
     dls_judge_callbacks cb = {.reclaim = reclaim};
     dls_where wh = {0};
-    double t0 = now_s();
+    double t0 = bench_now_s();
     int rc = dls_judge_new(&w->judge, &st, &cb, NULL, &wh);
-    w->new_s = now_s() - t0;
+    w->new_s = bench_now_s() - t0;
     if (rc)
         fprintf(stderr, "bench_restart: judge: %s\n", wh.reason ? wh.reason : "");
     check(rc, "judge");
@@ -292,10 +266,10 @@ typedef struct timing {
 static timing timed_open(world *w, const char *ckdir, size_t live, const char *what)
 {
     timing t;
-    double t0 = now_s(), c0 = cpu_s(), m0 = thread_cpu_s();
+    double t0 = bench_now_s(), c0 = bench_cpu_s(), m0 = thread_cpu_s();
     open_judge(w, false, ckdir);
-    t.wall = now_s() - t0;
-    t.cpu = cpu_s() - c0;
+    t.wall = bench_now_s() - t0;
+    t.cpu = bench_cpu_s() - c0;
     t.thread = thread_cpu_s() - m0;
     t.judge_new = w->new_s;
     if (dls_judge_live(w->judge) != live) {
@@ -310,7 +284,7 @@ static void metric(const char *name, size_t n, size_t factor, double value, doub
 {
     char m[96];
     snprintf(m, sizeof m, "%s_%zu_h%zu", name, n, factor);
-    line(m, value, baseline);
+    bench_line("restart", m, value, baseline);
 }
 
 /* One renewal of lease `id` (its holder's seq), so the next pass marks. */
@@ -351,9 +325,9 @@ static double run(size_t n, size_t factor)
     renew_one(&w, 1, factor + 1);
     pass(&w);
     perf_ctl("write", "enable");
-    double t0 = now_s(), c0 = cpu_s(), m0 = thread_cpu_s();
+    double t0 = bench_now_s(), c0 = bench_cpu_s(), m0 = thread_cpu_s();
     check(dls_judge_checkpoint(w.judge, w.ckdir, &info, NULL), "checkpoint");
-    double tw = now_s() - t0, cw = cpu_s() - c0, mw = thread_cpu_s() - m0;
+    double tw = bench_now_s() - t0, cw = bench_cpu_s() - c0, mw = thread_cpu_s() - m0;
     perf_ctl("write", "disable");
     close_judge(&w);
     metric("checkpoint_write_s", n, factor, tw, 1.0);
@@ -433,7 +407,7 @@ int main(int argc, char **argv)
         if (nhist > 1) {
             char m[64];
             snprintf(m, sizeof m, "restart_history_ratio_%zu", sizes[s]);
-            line(m, last / first, 1.2);
+            bench_line("restart", m, last / first, 1.2);
         }
     }
     return 0;

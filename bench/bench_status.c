@@ -32,15 +32,9 @@
 #include "daolease/fact.h"
 #include "daolease/mark.h"
 #include "daolease/stream.h"
+#include "common.h"
 
 #define CHUNK 4096
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / (double)DLS_NS_PER_S;
-}
 
 static void die(const char *what, int rc)
 {
@@ -135,16 +129,16 @@ static double run_status(const char *bin, const char *dir, bool verify)
              bin, dir, dir, verify ? "--grantor arbiter --keyring keyring" : "", dir);
     char full[8400];
     snprintf(full, sizeof full, "cd '%s' && %s", dir, cmd);
-    double t = now_s();
+    double t = bench_now_s();
     if (system(full) != 0)
         die("status", DLS_ERR_IO);
-    return now_s() - t;
+    return bench_now_s() - t;
 }
 
 static double raw_walk(const char *dir)
 {
     char path[4096];
-    double t = now_s();
+    double t = bench_now_s();
     const char *names[] = {"journal.dls", "agent.dls"};
     for (int i = 0; i < 2; i++) {
         snprintf(path, sizeof path, "%.3000s/%s", dir, names[i]);
@@ -159,7 +153,7 @@ static double raw_walk(const char *dir)
         dls_cursor_del(c);
         dls_medium_del(m);
     }
-    return now_s() - t;
+    return bench_now_s() - t;
 }
 
 static double raw_verify(uint64_t m)
@@ -168,11 +162,11 @@ static double raw_verify(uint64_t m)
     crypto_sign_keypair(pk, sk);
     randombytes_buf(msg, sizeof msg);
     crypto_sign_detached(sig, NULL, msg, sizeof msg, sk);
-    double t = now_s();
+    double t = bench_now_s();
     for (uint64_t i = 0; i < m; i++)
         if (crypto_sign_verify_detached(sig, msg, sizeof msg, pk))
             die("verify", DLS_ERR_SODIUM);
-    return now_s() - t;
+    return bench_now_s() - t;
 }
 
 static void write_journal(const char *dir, uint64_t n)
@@ -239,13 +233,6 @@ static void write_journal(const char *dir, uint64_t n)
     dls_secret_del(agent);
 }
 
-static void line(const char *metric, double v, double base)
-{
-    printf("{\"bench\": \"status\", \"metric\": \"%s\", \"value\": %.3f, \"baseline\": %.3f, "
-           "\"ratio\": %.3f}\n", metric, v, base, base > 0 ? v / base : 0.0);
-    fflush(stdout);
-}
-
 int main(int argc, char **argv)
 {
     if (sodium_init() < 0)
@@ -265,7 +252,7 @@ int main(int argc, char **argv)
     write_journal(tmpl, m);
     double tv = run_status(bin, tmpl, true);
     snprintf(metric, sizeof metric, "status_verified_s_%llu", (unsigned long long)m);
-    line(metric, tv, raw_verify(m + m / 100));
+    bench_line("status", metric, tv, raw_verify(m + m / 100));
     char cmd[8300];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'/*", tmpl);
     if (system(cmd)) {
@@ -273,7 +260,7 @@ int main(int argc, char **argv)
     write_journal(tmpl, n);
     double t = run_status(bin, tmpl, false);
     snprintf(metric, sizeof metric, "status_s_%llu", (unsigned long long)n);
-    line(metric, t, raw_walk(tmpl));
+    bench_line("status", metric, t, raw_walk(tmpl));
     snprintf(cmd, sizeof cmd, "cat '%s/status.last' >&2; rm -rf '%s'", tmpl, tmpl);
     if (system(cmd)) {
     }

@@ -44,18 +44,12 @@
 #include <zlib.h>
 
 #include "daolease/stream.h"
+#include "common.h"
 
 #define PAYLOAD 100
 
 static const char *dir = ".";
 static char path_lib[4096], path_raw[4096];
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 static void die(const char *what, int rc)
 {
@@ -73,14 +67,6 @@ static void payload(uint8_t *p, uint64_t i)
     p[12] = 0xa1, p[13] = 'p', p[14] = 0xc4, p[15] = PAYLOAD - 16;
     for (int k = 16; k < PAYLOAD; k++)
         p[k] = (uint8_t)(i + (uint64_t)k);
-}
-
-static void emit(const char *metric, double value, double baseline)
-{
-    printf("{\"bench\": \"stream\", \"metric\": \"%s\", \"value\": %.1f, \"baseline\": %.1f, "
-           "\"ratio\": %.3f}\n",
-           metric, value, baseline, baseline > 0 ? value / baseline : 0.0);
-    fflush(stdout);
 }
 
 static dls_medium *fresh(dls_sync sync, bool exclusive)
@@ -101,14 +87,14 @@ static double lib_appends(dls_sync sync, bool exclusive, uint64_t n)
 {
     dls_medium *m = fresh(sync, exclusive);
     uint8_t p[PAYLOAD];
-    double t0 = now();
+    double t0 = bench_now_s();
     for (uint64_t i = 0; i < n; i++) {
         payload(p, i);
         int rc = dls_medium_append(m, p, PAYLOAD, NULL, NULL);
         if (rc)
             die("append", rc);
     }
-    double t = now() - t0;
+    double t = bench_now_s() - t0;
     dls_medium_del(m);
     return (double)n / t;
 }
@@ -123,7 +109,7 @@ static double raw_appends(bool sync, uint64_t n)
     if (write(fd, hdr, 48) != 48)
         die("write raw", 0);
     uint8_t rec[8 + PAYLOAD];
-    double t0 = now();
+    double t0 = bench_now_s();
     for (uint64_t i = 0; i < n; i++) {
         payload(rec + 8, i);
         uint32_t c = libdeflate_crc32(0, rec + 8, PAYLOAD);
@@ -135,7 +121,7 @@ static double raw_appends(bool sync, uint64_t n)
         if (sync && fdatasync(fd))
             die("fdatasync raw", 0);
     }
-    double t = now() - t0;
+    double t = bench_now_s() - t0;
     close(fd);
     return (double)n / t;
 }
@@ -146,7 +132,7 @@ static double group_batch(uint64_t batches)
     static uint8_t bufs[64][PAYLOAD];
     const uint8_t *recs[64];
     size_t lens[64];
-    double t0 = now();
+    double t0 = bench_now_s();
     for (uint64_t b = 0; b < batches; b++) {
         for (int k = 0; k < 64; k++) {
             payload(bufs[k], b * 64 + (uint64_t)k);
@@ -157,7 +143,7 @@ static double group_batch(uint64_t batches)
         if (rc)
             die("append_batch", rc);
     }
-    double t = now() - t0;
+    double t = bench_now_s() - t0;
     dls_medium_del(m);
     return (double)(batches * 64) / t;
 }
@@ -185,12 +171,12 @@ static double group_threads(int threads, uint64_t per)
     dls_medium *m = fresh(DLS_SYNC_GROUP, false);
     pthread_t th[64];
     struct targ a = {m, per};
-    double t0 = now();
+    double t0 = bench_now_s();
     for (int k = 0; k < threads; k++)
         pthread_create(&th[k], NULL, group_thread, &a);
     for (int k = 0; k < threads; k++)
         pthread_join(th[k], NULL);
-    double t = now() - t0;
+    double t = bench_now_s() - t0;
     dls_medium_del(m);
     return (double)((uint64_t)threads * per) / t;
 }
@@ -206,12 +192,12 @@ static double lib_scan(uint64_t expect)
         die("cursor", rc);
     dls_record r;
     uint64_t n = 0, sum = 0;
-    double t0 = now();
+    double t0 = bench_now_s();
     while (dls_cursor_next(c, &r, NULL) == DLS_NEXT_OK) {
         sum += r.p[r.n - 1];
         n++;
     }
-    double t = now() - t0;
+    double t = bench_now_s() - t0;
     if (n != expect)
         die("scan count", 0);
     dls_cursor_del(c);
@@ -228,7 +214,7 @@ static double raw_scan(uint64_t expect)
     size_t cap = 1 << 20;
     uint8_t *buf = malloc(cap);
     uint64_t off = 48, n = 0;
-    double t0 = now();
+    double t0 = bench_now_s();
     for (;;) {
         ssize_t k = pread(fd, buf, cap, (off_t)off);
         if (k <= 0)
@@ -249,7 +235,7 @@ static double raw_scan(uint64_t expect)
             break;
         off += at;
     }
-    double t = now() - t0;
+    double t = bench_now_s() - t0;
     free(buf);
     close(fd);
     if (n != expect)
@@ -312,7 +298,7 @@ static double writers(int k, uint64_t n, bool lib)
         }
     }
     close(go[0]);
-    double t0 = now();
+    double t0 = bench_now_s();
     close(go[1]); /* go */
     for (int j = 0; j < k; j++) {
         int st;
@@ -320,7 +306,7 @@ static double writers(int k, uint64_t n, bool lib)
         if (!WIFEXITED(st) || WEXITSTATUS(st))
             die("writer process", 0);
     }
-    return (double)((uint64_t)k * n) / (now() - t0);
+    return (double)((uint64_t)k * n) / (bench_now_s() - t0);
 }
 
 static double none_batch(uint64_t batches)
@@ -329,7 +315,7 @@ static double none_batch(uint64_t batches)
     static uint8_t bufs[64][PAYLOAD];
     const uint8_t *recs[64];
     size_t lens[64];
-    double t0 = now();
+    double t0 = bench_now_s();
     for (uint64_t b = 0; b < batches; b++) {
         for (int k = 0; k < 64; k++) {
             payload(bufs[k], b * 64 + (uint64_t)k);
@@ -340,7 +326,7 @@ static double none_batch(uint64_t batches)
         if (rc)
             die("append_batch", rc);
     }
-    double t = now() - t0;
+    double t = bench_now_s() - t0;
     dls_medium_del(m);
     return (double)(batches * 64) / t;
 }
@@ -353,13 +339,13 @@ static double crc_rate(size_t n, bool deflate)
         buf[i] = (uint8_t)(i * 31 + 7);
     uint64_t iters = (uint64_t)(200e6 / (double)n);
     volatile uint32_t acc = 0;
-    double t0 = now();
+    double t0 = bench_now_s();
     for (uint64_t i = 0; i < iters; i++) {
         buf[0] = (uint8_t)i;
         acc += deflate ? libdeflate_crc32(0, buf, n) : (uint32_t)crc32(0, buf, (uInt)n);
     }
     (void)acc;
-    return (double)(iters * n) / (now() - t0);
+    return (double)(iters * n) / (bench_now_s() - t0);
 }
 
 static double best(double a, double b)
@@ -382,8 +368,8 @@ int main(int argc, char **argv)
         b = best(b, raw_appends(false, n_none));
         ex = best(ex, lib_appends(DLS_SYNC_NONE, true, n_none));
     }
-    emit("append_none", v, b);
-    emit("append_none_exclusive", ex, b);
+    bench_line("stream", "append_none", v, b);
+    bench_line("stream", "append_none_exclusive", ex, b);
 
     double wl = 0, wr = 0, nb = 0;
     for (int r = 0; r < 3; r++) {
@@ -391,8 +377,8 @@ int main(int argc, char **argv)
         wr = best(wr, writers(4, n_none / 4, false));
         nb = best(nb, none_batch(n_none / 64));
     }
-    emit("append_none_writers4", wl, wr);
-    emit("append_none_batch64", nb, b);
+    bench_line("stream", "append_none_writers4", wl, wr);
+    bench_line("stream", "append_none_batch64", nb, b);
 
     double cd = 0, cz = 0, cd64 = 0, cz64 = 0;
     for (int r = 0; r < 3; r++) {
@@ -401,8 +387,8 @@ int main(int argc, char **argv)
         cd64 = best(cd64, crc_rate(65536, true));
         cz64 = best(cz64, crc_rate(65536, false));
     }
-    emit("crc32_100B", cd, cz);
-    emit("crc32_64KiB", cd64, cz64);
+    bench_line("stream", "crc32_100B", cd, cz);
+    bench_line("stream", "crc32_64KiB", cd64, cz64);
 
     /* Sync costs of a shared disk drift: measure the synced variants
      * interleaved, best of three each. */
@@ -419,9 +405,9 @@ int main(int argc, char **argv)
         g64 = best(g64, group_batch(n_data / 64 * 16));
         g8 = best(g8, group_threads(8, n_data / 8));
     }
-    emit("append_data", v, b);
-    emit("append_group_batch64", g64, v);
-    emit("append_group_threads8", g8, v);
+    bench_line("stream", "append_data", v, b);
+    bench_line("stream", "append_group_batch64", g64, v);
+    bench_line("stream", "append_group_threads8", g8, v);
 
     /* scan: a file of n_scan records */
     dls_medium *m = fresh(DLS_SYNC_NONE, true);
@@ -445,7 +431,7 @@ int main(int argc, char **argv)
         v = best(v, lib_scan(total));
         b = best(b, raw_scan(total));
     }
-    emit("scan", v, b);
+    bench_line("stream", "scan", v, b);
     unlink(path_lib);
     unlink(path_raw);
     return 0;

@@ -1409,6 +1409,19 @@ static void test_step2_drain_budget_counts_as_failing(void **state)
     h_fini(&h);
 }
 
+/* Encodes `count` renewals of `lease`, seqs from `seq` on, into
+ * facts[i] and fb[i] (the slices a batch envelope takes). */
+static void encode_renewals(uint64_t lease, uint64_t seq, size_t count, uint8_t (*facts)[64],
+                            dls_bytes *fb)
+{
+    for (size_t i = 0; i < count; i++) {
+        dls_fact f;
+        dls_fact_renewal(&f, lease, seq + i);
+        assert_int_equal(dls_fact_encode(&f, facts[i], sizeof facts[i], &fb[i].n), 0);
+        fb[i].p = facts[i];
+    }
+}
+
 /* Appends one batch envelope of `count` renewals of lease 9 by holder 0
  * (attribution.md rev 4), seqs from *seq on. */
 static void h_batch(harness *h, size_t count, uint64_t *seq)
@@ -1416,12 +1429,8 @@ static void h_batch(harness *h, size_t count, uint64_t *seq)
     uint8_t facts[64][64];
     dls_bytes fb[64];
     assert_true(count <= 64);
-    for (size_t i = 0; i < count; i++) {
-        dls_fact f;
-        dls_fact_renewal(&f, 9, (*seq)++);
-        assert_int_equal(dls_fact_encode(&f, facts[i], sizeof facts[i], &fb[i].n), 0);
-        fb[i].p = facts[i];
-    }
+    encode_renewals(9, *seq, count, facts, fb);
+    *seq += count;
     static uint8_t env[65536];
     size_t n;
     assert_int_equal(dls_batch_seal(h->holders[0], dls_medium_id(h->media[0]), fb, count, env,
@@ -1495,12 +1504,7 @@ static void test_step2_batch_renewals_count_each_fact(void **state)
     assert_int_equal(h_at(&h, SEC).granted, 1);
     uint8_t facts[2][64];
     dls_bytes fb[2];
-    for (int i = 0; i < 2; i++) {
-        dls_fact f;
-        dls_fact_renewal(&f, 1, (uint64_t)i + 1);
-        assert_int_equal(dls_fact_encode(&f, facts[i], sizeof facts[i], &fb[i].n), 0);
-        fb[i].p = facts[i];
-    }
+    encode_renewals(1, 1, 2, facts, fb);
     static uint8_t env[4096];
     size_t n;
     assert_int_equal(dls_batch_seal(h.holders[0], dls_medium_id(h.media[0]), fb, 2, env,
@@ -1537,12 +1541,7 @@ static void test_step2_mac_batch_counts_each_fact(void **state)
     assert_int_equal(h_at(&h, SEC).granted, 1);
     uint8_t facts[3][64];
     dls_bytes fb[3];
-    for (int i = 0; i < 3; i++) {
-        dls_fact f;
-        dls_fact_renewal(&f, 1, (uint64_t)i + 1);
-        assert_int_equal(dls_fact_encode(&f, facts[i], sizeof facts[i], &fb[i].n), 0);
-        fb[i].p = facts[i];
-    }
+    encode_renewals(1, 1, 3, facts, fb);
     static uint8_t env[4096], other[4096];
     size_t n, on;
     assert_int_equal(dls_batch_seal(h.holders[0], dls_medium_id(h.media[0]), fb, 3, env,
