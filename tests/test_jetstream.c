@@ -1807,8 +1807,16 @@ static void test_judge_cli_two_machines(void **state)
                 loser = k;
     unsigned n = restarts(jurl, kr);
     if (loser >= 0) {
-        /* the loser's first append failed: exactly one of the two wrote */
-        assert_int_equal(n, 2);
+        /* either both opened at the same sequence and the loser's first
+         * append failed (it wrote nothing: 2 restarts), or the later one
+         * took over and the earlier one stopped at its next append, which
+         * its own pass made before the holder below could (3 restarts;
+         * docs/jetstream.md: a judge that lost the journal stops at its
+         * first attempt to write) */
+        if (n != 2)
+            fprintf(stderr, "judge-2: the later judge took over, the earlier stopped "
+                            "(%u restarts)\n", n);
+        assert_true(n == 2 || n == 3);
     } else {
         /* the later one opened after the other's first append and wrote
          * after it (never inside it); the earlier one fails at its next
