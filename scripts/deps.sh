@@ -11,7 +11,7 @@ pkgs=(meson ninja-build pkg-config gcc clang libclang-rt-14-dev
       libmsgpack-dev libsodium-dev libcmocka-dev zlib1g-dev libdeflate-dev libjansson-dev
       libhiredis-dev redis-server libnats-dev nats-server python3 python3-msgpack python3-nacl
       python3-cffi python3-pytest python3-venv
-      valgrind jq)
+      valgrind jq help2man man-db)
 wait_s=${DEPS_LOCK_WAIT:-300}
 
 # apt_get ARGS...: apt-get, waiting (bounded) while another apt holds a lock.
