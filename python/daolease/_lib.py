@@ -65,6 +65,8 @@ def _load():
     errors = []
     for path in _candidates():
         if os.sep in path and not os.path.exists(path):
+            if path == os.environ.get("DAOLEASE_LIB"):
+                errors.append(f"{path}: no such file ($DAOLEASE_LIB)")
             continue
         try:
             return ffi.dlopen(path), path
