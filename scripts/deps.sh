@@ -6,6 +6,7 @@ pkgs=(meson ninja-build pkg-config gcc clang libclang-rt-14-dev
       libmsgpack-dev libsodium-dev libcmocka-dev zlib1g-dev libdeflate-dev libjansson-dev
       libhiredis-dev redis-server libnats-dev nats-server python3 python3-msgpack python3-nacl
       python3-cffi python3-pytest python3-venv
+      libsystemd-dev
       valgrind jq)
 missing=()
 for p in "${pkgs[@]}"; do
