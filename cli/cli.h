@@ -8,6 +8,9 @@
 #define DLS_EXIT_OK 0
 #define DLS_EXIT_FAIL 1
 #define DLS_EXIT_USAGE 2
+/* `judge`: its configuration file is missing, unreadable or invalid
+ * (sysexits.h EX_CONFIG; docs/service.md) */
+#define DLS_EXIT_CONFIG 78
 
 /* Each subcommand: argv[0] is the subcommand's name. */
 int dls_cmd_fact(int argc, char **argv);

@@ -21,6 +21,7 @@
 #include "cli/config.h"
 #include "cli/media.h"
 #include "cli/proc.h"
+#include "cli/service.h"
 #include "daolease/checkpoint.h"
 #include "daolease/jetstream.h"
 #include "daolease/judge.h"
@@ -347,14 +348,17 @@ static uint64_t journal_bytes(const struct judge_proc *p)
 }
 
 /* "checkpoint_every": a checkpoint between passes every N passes or B
- * bytes of journal, then the old ones pruned (keep_checkpoints). Only a
+ * bytes of journal, then the old ones pruned (keep_checkpoints); with
+ * `force`, now (the last one before a stop: docs/service.md). Only a
  * failed commit append is fatal. */
-static int maybe_checkpoint(struct judge_proc *p, uint64_t *passes, uint64_t *bytes_at)
+static int maybe_checkpoint(struct judge_proc *p, uint64_t *passes, uint64_t *bytes_at,
+                            bool force)
 {
-    if (!p->ckdir || (!p->cfg.checkpoint_passes && !p->cfg.checkpoint_bytes))
+    if (!p->ckdir || (!p->cfg.checkpoint_passes && !p->cfg.checkpoint_bytes) ||
+        (force && *passes == 0)) /* no pass since the last one */
         return 0;
     uint64_t b = journal_bytes(p);
-    bool due = (p->cfg.checkpoint_passes && *passes >= p->cfg.checkpoint_passes) ||
+    bool due = force || (p->cfg.checkpoint_passes && *passes >= p->cfg.checkpoint_passes) ||
                (p->cfg.checkpoint_bytes && b >= *bytes_at + p->cfg.checkpoint_bytes);
     if (!due)
         return 0;
@@ -509,6 +513,8 @@ static int loop(struct judge_proc *p, uint64_t max_passes)
     struct totals t = {0};
     uint64_t last_status = 0, passes = 0, ck_passes = 0, ck_bytes = journal_bytes(p);
     bool first = true;
+    dls_cli_notify sn;
+    dls_cli_notify_init(&sn);
     while (!dls_cli_stop_requested()) {
         uint64_t now;
         if (dls_tick_now(p->ticks.adapter, &now))
@@ -526,8 +532,9 @@ static int loop(struct judge_proc *p, uint64_t max_passes)
                 return DLS_EXIT_FAIL;
         }
         add(&t, &r);
+        dls_cli_notify_pass(&sn, &r, now);
         ck_passes += r.has_now;
-        if (maybe_checkpoint(p, &ck_passes, &ck_bytes)) {
+        if (maybe_checkpoint(p, &ck_passes, &ck_bytes, false)) {
             dls_cli_error("judge", "%s: the checkpoint's commit record was not appended",
                           dls_medium_name(p->journal));
             return DLS_EXIT_FAIL;
@@ -543,6 +550,13 @@ static int loop(struct judge_proc *p, uint64_t max_passes)
         if (r.next_due > now && r.next_due - now < sleep)
             sleep = r.next_due - now;
         dls_cli_sleep(sleep ? sleep : DLS_NS_PER_MS);
+    }
+    /* docs/service.md, Stopping: the pass is finished; the last
+     * checkpoint when checkpoints are configured, then exit 0 */
+    if (dls_cli_stop_requested()) {
+        dls_cli_notify_stopping(dls_cli_stop_requested());
+        if (maybe_checkpoint(p, &ck_passes, &ck_bytes, true))
+            return DLS_EXIT_FAIL;
     }
     return DLS_EXIT_OK;
 }
@@ -620,7 +634,7 @@ int dls_cmd_judge(int argc, char **argv)
     p.tty = isatty(STDOUT_FILENO);
     if (dls_config_load(&p.cfg, o.config, "media")) {
         dls_config_free(&p.cfg);
-        return DLS_EXIT_USAGE;
+        return DLS_EXIT_CONFIG; /* not restarted by its unit (docs/service.md) */
     }
     dls_cli_catch_stop();
     int code = assemble(&p) ? DLS_EXIT_FAIL : loop(&p, o.passes);

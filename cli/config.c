@@ -280,11 +280,25 @@ int dls_config_load(dls_config *c, const char *path, const char *need)
     c->file = strdup(path);
     if (!c->file || set_defaults(c))
         return DLS_ERR_NOMEM;
+    /* a file that cannot be read (missing, a folder, no permission) says
+     * so in one line; a syntax error names its line and column */
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        fprintf(stderr, "daolease: %s: cannot read the configuration: %s\n", path,
+                strerror(errno));
+        return DLS_ERR_CONFIG;
+    }
     json_error_t je;
-    json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
+    json_t *root = json_loadf(f, JSON_REJECT_DUPLICATES, &je);
+    int read_errno = ferror(f) ? errno : 0;
+    fclose(f);
     if (!root) {
-        fprintf(stderr, "daolease: %s: line %d, column %d: %s\n", path, je.line,
-                je.column, je.text);
+        if (read_errno)
+            fprintf(stderr, "daolease: %s: cannot read the configuration: %s\n", path,
+                    strerror(read_errno));
+        else
+            fprintf(stderr, "daolease: %s: line %d, column %d: %s\n", path, je.line,
+                    je.column, je.text);
         return DLS_ERR_CONFIG;
     }
     int rc = 0;

@@ -11,6 +11,7 @@ pkgs=(meson ninja-build pkg-config gcc clang libclang-rt-14-dev
       libmsgpack-dev libsodium-dev libcmocka-dev zlib1g-dev libdeflate-dev libjansson-dev
       libhiredis-dev redis-server libnats-dev nats-server python3 python3-msgpack python3-nacl
       python3-cffi python3-pytest python3-venv
+      libsystemd-dev
       valgrind jq help2man man-db)
 wait_s=${DEPS_LOCK_WAIT:-300}
 

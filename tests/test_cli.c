@@ -1196,7 +1196,8 @@ static void audit_vector_run_exits_0(void **state)
 /* ---- the configuration of judge and run ------------------------------------ */
 
 /* cli.md "Configuration": unknown keys and missing files are clear errors,
- * naming the file and the key (docs/config.md). */
+ * naming the file and the key (docs/config.md); `judge` exits 78
+ * (EX_CONFIG: its unit does not restart it, docs/service.md). */
 static void config_errors_name_file_and_key(void **state)
 {
     fixture *f = *state;
@@ -1229,7 +1230,7 @@ static void config_errors_name_file_and_key(void **state)
         write_file(tmp(f, "judge.json"), cases[i].json, strlen(cases[i].json), 0644);
         result r;
         RUN(f, &r, f->dir, NULL, "judge", "--config", "judge.json", "--passes", "1");
-        if (r.status != 2 || !strstr(r.err, cases[i].want) || !strstr(r.err, "judge.json"))
+        if (r.status != 78 || !strstr(r.err, cases[i].want) || !strstr(r.err, "judge.json"))
             fail_msg("case %zu: exit %d, stderr: %s", i, r.status, r.err);
         result_free(&r);
     }

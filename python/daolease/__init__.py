@@ -13,7 +13,7 @@ Errors are :class:`DaoleaseError` carrying the C error's name
 (``e.name == "DLS_ERR_SIZING"``), code and reason.
 """
 from . import facts
-from ._lib import LIBRARY_PATH, DaoleaseError, error_name
+from ._lib import LIBRARY_PATH, SONAME, DaoleaseError, error_name
 from .audit import audit
 from .holder import Event, Holder, Lease, LeaseLost, Refused
 from .judge import Judge
@@ -21,6 +21,6 @@ from .stream import Attribution, Cursor, Keyring, Record, Resolver, Secret, Stre
 from .values import Raw
 
 __version__ = "0.1.0"
-__all__ = ["facts", "DaoleaseError", "error_name", "LIBRARY_PATH", "audit", "Event", "Holder",
-           "Lease", "LeaseLost", "Refused", "Judge", "Attribution", "Cursor", "Keyring", "Record",
-           "Resolver", "Secret", "Stream", "keygen", "Raw"]
+__all__ = ["facts", "DaoleaseError", "error_name", "LIBRARY_PATH", "SONAME", "audit", "Event",
+           "Holder", "Lease", "LeaseLost", "Refused", "Judge", "Attribution", "Cursor",
+           "Keyring", "Record", "Resolver", "Secret", "Stream", "keygen", "Raw"]

@@ -6,9 +6,14 @@ The library is found, in order, at:
 1. ``$DAOLEASE_LIB`` (a path to ``libdaolease.so``);
 2. a meson build folder beside this package's source tree
    (``<repo>/build/libdaolease.so``, or ``$DAOLEASE_BUILD/libdaolease.so``);
-3. the installed library: the dynamic loader's search path, then the
-   ``libdir`` pkg-config reports for ``daolease``, then
-   ``/usr/local/lib/<multiarch>`` and ``/usr/local/lib``.
+3. the installed library: the dynamic loader's search path (its soname
+   ``libdaolease.so.1``, what the ``libdaolease1`` Debian package installs,
+   then the development link ``libdaolease.so``), then the ``libdir``
+   pkg-config reports for ``daolease``, then ``/usr/local/lib/<multiarch>``
+   and ``/usr/local/lib``.
+
+When none loads, importing the package raises ImportError saying what to
+install (docs/install.md).
 """
 from __future__ import annotations
 
@@ -20,6 +25,10 @@ from typing import Optional
 import cffi
 
 from ._cdef import CDEF
+
+# The soname of the C library this package's declarations match
+# (meson.build `soversion`).
+SONAME = "libdaolease.so.1"
 
 ffi = cffi.FFI()
 ffi.cdef(CDEF)
@@ -35,11 +44,13 @@ def _candidates() -> list:
     if build:
         out.append(os.path.join(build, "libdaolease.so"))
     out.append(os.path.join(here, "..", "..", "build", "libdaolease.so"))
+    out.append(SONAME)
     out.append("libdaolease.so")
     try:
         libdir = subprocess.run(["pkg-config", "--variable=libdir", "daolease"],
                                 capture_output=True, text=True, timeout=10).stdout.strip()
         if libdir:
+            out.append(os.path.join(libdir, SONAME))
             out.append(os.path.join(libdir, "libdaolease.so"))
     except (OSError, subprocess.SubprocessError):
         pass
@@ -54,13 +65,18 @@ def _load():
     errors = []
     for path in _candidates():
         if os.sep in path and not os.path.exists(path):
+            if path == os.environ.get("DAOLEASE_LIB"):
+                errors.append(f"{path}: no such file ($DAOLEASE_LIB)")
             continue
         try:
             return ffi.dlopen(path), path
         except OSError as e:
             errors.append(f"{path}: {e}")
-    raise ImportError("daolease: libdaolease.so not found (set DAOLEASE_LIB to its path, "
-                      "or run `meson install`): " + "; ".join(errors or ["no candidate"]))
+    raise ImportError(
+        f"daolease: the C library libdaolease ({SONAME}) is not installed or cannot be "
+        "loaded: install the Debian package libdaolease1, or build the C library and "
+        "`meson install` it, or set DAOLEASE_LIB to the path of libdaolease.so "
+        "(docs/install.md); tried: " + "; ".join(errors or ["no candidate"]))
 
 
 lib, LIBRARY_PATH = _load()

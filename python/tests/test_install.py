@@ -10,6 +10,7 @@ import sys
 
 import pytest
 
+import daolease
 from conftest import BUILD
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -55,5 +56,47 @@ def test_pip_install_and_find_library(tmp_path):
     if shutil.which("pkg-config") is None:
         pytest.skip("no pkg-config")
     assert r.returncode == 0, r.stderr
+    # the soname first: what `meson install` and libdaolease1 both leave
     assert r.stdout.splitlines()[1] == os.path.join(os.path.dirname(os.path.abspath(libso)),
-                                                    "libdaolease.so")
+                                                    daolease.SONAME)
+
+
+def _bare_env():
+    return {k: v for k, v in os.environ.items()
+            if k not in ("PYTHONPATH", "DAOLEASE_LIB", "DAOLEASE_BUILD", "LD_LIBRARY_PATH",
+                         "PKG_CONFIG_PATH")}
+
+
+def test_soname_alone_is_found(tmp_path):
+    """docs/install.md: the libdaolease1 package installs libdaolease.so.1
+    and no libdaolease.so (that link is libdaolease-dev's); the package
+    loads the library by its soname through the loader's path."""
+    libso = os.environ.get("DAOLEASE_LIB", os.path.join(BUILD, "libdaolease.so"))
+    lib = tmp_path / "lib"
+    lib.mkdir()
+    shutil.copy(os.path.realpath(libso), lib / daolease.SONAME)
+    pkg = tmp_path / "site"
+    shutil.copytree(os.path.join(PKG, "daolease"), pkg / "daolease",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    r = subprocess.run(["/usr/bin/python3", "-c", "import daolease; print(daolease.LIBRARY_PATH)"],
+                       cwd=str(tmp_path), capture_output=True, text=True,
+                       env=dict(_bare_env(), PYTHONPATH=str(pkg), LD_LIBRARY_PATH=str(lib)))
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "libdaolease.so.1"
+
+
+def test_missing_library_says_what_to_install(tmp_path):
+    """docs/install.md: with no library to load, the import fails with one
+    ImportError naming the soname, the package to install and the path
+    $DAOLEASE_LIB named."""
+    gone = str(tmp_path / "gone" / "libdaolease.so")
+    r = subprocess.run(["/usr/bin/python3", "-c", "import daolease"], cwd=str(tmp_path),
+                       capture_output=True, text=True,
+                       env=dict(_bare_env(), PYTHONPATH=PKG, DAOLEASE_LIB=gone))
+    assert r.returncode != 0
+    last = r.stderr.strip().splitlines()[-1]
+    assert last.startswith("ImportError: daolease: the C library libdaolease (libdaolease.so.1) "
+                           "is not installed or cannot be loaded: install the Debian package "
+                           "libdaolease1"), last
+    assert "docs/install.md" in last
+    assert gone + ": no such file ($DAOLEASE_LIB)" in last
