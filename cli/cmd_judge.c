@@ -193,6 +193,15 @@ static int open_journal(struct judge_proc *p)
     }
     if (rc == DLS_ERR_LOCKED)
         dls_cli_error("judge", "%s: %s", path, "another judge holds this journal");
+    else if (rc == DLS_ERR_VALID_TAIL)
+        /* judge.md, Failure of the journal (revision 5) */
+        dls_cli_error("judge", "%s: refusing to start: the record at byte %" PRIu64
+                               " is bad and %" PRIu64 " CRC-valid record%s follow%s it "
+                               "(acknowledged records are never cut from a journal); "
+                               "inspect with `daolease dump %s`, then move the tail to a "
+                               "sidecar with `daolease stream repair %s`",
+                      path, w.offset, w.count, w.count == 1 ? "" : "s",
+                      w.count == 1 ? "s" : "", path, path);
     else if (rc && w.sys_errno)
         dls_cli_error("judge", "%s: %s (%s)", path, w.reason ? w.reason : dls_strerror(rc),
                       strerror(w.sys_errno));
@@ -504,6 +513,28 @@ static void status(const struct judge_proc *p, const dls_judge_pass_result *r,
     fflush(stdout);
 }
 
+/* judge.md, Failure of the journal: what the failed journal append said —
+ * the medium's reason, the byte offset and errno (ENOSPC, EIO, …). */
+static void report_journal_failure(struct judge_proc *p)
+{
+    dls_where w = {0};
+    int code = dls_judge_journal_failure(p->judge, &w);
+    if (!code)
+        return;
+    if (w.sys_errno)
+        dls_cli_error("judge", "%s: journal append at byte %" PRIu64 ": %s (%s, errno %d); "
+                               "the judge stops, a restart replays what landed",
+                      dls_medium_name(p->journal), w.offset, w.reason, strerror(w.sys_errno),
+                      w.sys_errno);
+    else
+        dls_cli_error("judge", "%s: journal append at byte %" PRIu64 ": %s; the judge stops%s",
+                      dls_medium_name(p->journal), w.offset, w.reason,
+                      code == DLS_ERR_SHRUNK ? " (find out who cut or replaced the journal "
+                                               "before restarting: records past that point "
+                                               "were acknowledged)"
+                                             : ", a restart replays what landed");
+}
+
 static int loop(struct judge_proc *p, uint64_t max_passes)
 {
     struct totals t = {0};
@@ -517,6 +548,7 @@ static int loop(struct judge_proc *p, uint64_t max_passes)
         int rc = dls_judge_pass(p->judge, &r);
         if (rc) {
             dls_cli_error("judge", "%s: pass: %s", dls_medium_name(p->journal), dls_strerror(rc));
+            report_journal_failure(p);
             if (rc == DLS_ERR_JOURNAL_WRITE && dls_jetstream_is_exclusive(p->journal))
                 dls_cli_error("judge", "%s: another writer appended to this exclusive JetStream "
                                        "journal (another judge?), or the cluster did not "

@@ -663,6 +663,15 @@ size_t dls_judge_live(const dls_judge *j) { return j ? j->live : 0; }
 uint64_t dls_judge_highest_lease(const dls_judge *j) { return j ? j->highest : 0; }
 uint64_t dls_judge_last_pass(const dls_judge *j) { return j ? j->last_pass : 0; }
 
+int dls_judge_journal_failure(const dls_judge *j, dls_where *w)
+{
+    if (!j || !j->jfailed)
+        return 0;
+    if (w)
+        *w = j->jwhere;
+    return j->jcode;
+}
+
 size_t dls_judge_memory(const dls_judge *j)
 {
     return j ? jl_memory(j) : 0;

@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "daolease/jetstream.h"
 #include "stream/internal.h"
 
 #define TORN_TAG ".torn-"
@@ -86,6 +87,43 @@ static int read_all_at(int fd, uint8_t *p, size_t n, uint64_t off)
     return 0;
 }
 
+/* Reads [b, size) (≤ R bytes: the caller applied the R rule) into a new
+ * buffer and counts its CRC-valid records. */
+static int read_tail(dls_st_tail *t, uint64_t b, uint64_t size, uint8_t **out,
+                     uint64_t *valid, bool *capped, dls_where *w)
+{
+    size_t n = (size_t)(size - b);
+    uint8_t *p = malloc(n);
+    if (!p)
+        return dls_st_fail(w, DLS_ERR_NOMEM, b, "out of memory", 0);
+    if (read_all_at(t->fd, p, n, b) < 0) {
+        int e = errno;
+        free(p);
+        return dls_st_fail(w, DLS_ERR_IO, b, "cannot read a torn tail", e);
+    }
+    *valid = dls_st_count_valid(p, n, COUNT_BUDGET, capped);
+    *out = p;
+    return 0;
+}
+
+int dls_st_torn_keep(dls_st_tail *t, uint64_t b, uint64_t size, dls_where *w)
+{
+    if (size <= b)
+        return 0;
+    uint8_t *p = NULL;
+    uint64_t valid = 0;
+    bool capped = false;
+    int rc = read_tail(t, b, size, &p, &valid, &capped, w);
+    free(p);
+    if (rc || valid == 0)
+        return rc;
+    rc = dls_st_fail(w, DLS_ERR_VALID_TAIL, b,
+                     "a bad record is followed by CRC-valid records, which a journal never cuts", 0);
+    if (w)
+        w->count = valid;
+    return rc;
+}
+
 /* Writes the sidecar under the first free name; *out its malloc'd name. */
 static int save_sidecar(const dls_st_tail *t, uint64_t b, const uint8_t *p, size_t n,
                         char **out, dls_where *w)
@@ -119,16 +157,12 @@ int dls_st_torn_cut(dls_st_tail *t, uint64_t b, uint64_t size, dls_where *w)
     if (!t->name)
         return dls_st_fail(w, DLS_ERR_STATE, b, "no file name to save a torn tail beside", 0);
     size_t n = (size_t)(size - b); /* ≤ R: the caller applied the R rule */
-    uint8_t *p = malloc(n);
-    if (!p)
-        return dls_st_fail(w, DLS_ERR_NOMEM, b, "out of memory", 0);
-    if (read_all_at(t->fd, p, n, b) < 0) {
-        int e = errno;
-        free(p);
-        return dls_st_fail(w, DLS_ERR_IO, b, "cannot read a torn tail to save it", e);
-    }
+    uint8_t *p = NULL;
     bool capped = false;
-    uint64_t valid = dls_st_count_valid(p, n, COUNT_BUDGET, &capped);
+    uint64_t valid = 0;
+    int rc0 = read_tail(t, b, size, &p, &valid, &capped, w);
+    if (rc0)
+        return rc0;
     char *sidecar = NULL;
     int rc = save_sidecar(t, b, p, n, &sidecar, w);
     free(p);
@@ -163,6 +197,40 @@ int dls_st_torn_cut(dls_st_tail *t, uint64_t b, uint64_t size, dls_where *w)
     t->cut.cuts++;
     t->cut.sidecar = sidecar;
     return 0;
+}
+
+/* ---- the operator's repair ---------------------------------------------- */
+
+int dls_medium_repair(const char *path, const dls_medium_settings *s, dls_torn_cut *out,
+                      char **sidecar, dls_where *w)
+{
+    if (out)
+        memset(out, 0, sizeof *out);
+    if (sidecar)
+        *sidecar = NULL;
+    if (!path || dls_jetstream_is_url(path) || !strncmp(path, "redis://", 8))
+        return dls_st_fail(w, DLS_ERR_INVAL, 0, "repair takes the path of a file or "
+                                                "segmented medium", 0);
+    dls_medium_settings set;
+    if (s)
+        set = *s;
+    else
+        dls_medium_settings_default(&set);
+    set.exclusive = false; /* a shared writer cuts (stream-format.md rev 4) */
+    dls_medium *m = NULL;
+    int rc = dls_medium_open(&m, path, DLS_OPEN_APPEND, &set, w);
+    if (rc)
+        return rc;
+    dls_torn_cut cut;
+    if (dls_medium_last_cut(m, &cut)) {
+        if (sidecar && cut.sidecar && !(*sidecar = strdup(cut.sidecar)))
+            rc = dls_st_fail(w, DLS_ERR_NOMEM, 0, "out of memory", 0);
+        cut.sidecar = NULL;
+        if (out)
+            *out = cut;
+    }
+    dls_medium_del(m);
+    return rc;
 }
 
 /* ---- finding sidecars ---------------------------------------------------- */

@@ -436,6 +436,13 @@ DLS_EXPORT size_t dls_judge_live(const dls_judge *j);
 DLS_EXPORT uint64_t dls_judge_highest_lease(const dls_judge *j);
 DLS_EXPORT uint64_t dls_judge_last_pass(const dls_judge *j);
 
+/* After DLS_ERR_JOURNAL_WRITE (judge.md, Failure of the journal): the
+ * medium's own code for the failed append (DLS_ERR_IO, DLS_ERR_SHRUNK, …)
+ * with *w (optional) its where/why — `offset` the byte offset or position
+ * the medium names, `reason`, `sys_errno` (ENOSPC, EIO, …). 0 while the
+ * journal has not failed. */
+DLS_EXPORT int dls_judge_journal_failure(const dls_judge *j, dls_where *w);
+
 /* Bytes the ledger holds (leases, subjects, tables, heaps, waiters). */
 DLS_EXPORT size_t dls_judge_memory(const dls_judge *j);
 

@@ -174,6 +174,22 @@ typedef struct dls_torn_cut {
  * nothing (or m is not a file or segmented medium open for append). */
 DLS_EXPORT bool dls_medium_last_cut(dls_medium *m, dls_torn_cut *out);
 
+/* The operator's explicit cut (cli.md, `stream repair PATH`; judge.md
+ * "Failure of the journal", revision 5): opens the file or segmented
+ * medium at `path` for append as a shared writer, which applies the
+ * torn-tail rule of stream-format.md — the bytes from the first bad record
+ * to the end saved to a sidecar first, then cut — even where they hold
+ * CRC-valid records (an exclusive writer such as a judge's journal refuses
+ * that with DLS_ERR_VALID_TAIL), and closes it. *out (optional) receives
+ * what was cut (out->cuts == 0: nothing was; out->sidecar is NULL: the
+ * sidecar's path goes to *sidecar, malloc'd, when that is not NULL).
+ * Corruption (more than R bytes after the bad record) is refused as by
+ * dls_medium_open (DLS_ERR_CORRUPT); a medium whose writer holds it
+ * (a running judge) answers DLS_ERR_LOCKED after `lock_timeout_ms` of `s`
+ * (NULL: defaults). Other errors as dls_medium_open. */
+DLS_EXPORT int dls_medium_repair(const char *path, const dls_medium_settings *s,
+                                 dls_torn_cut *out, char **sidecar, dls_where *w);
+
 /* Torn-tail sidecars beside the medium at `path`: files named
  * `<path>.torn-*` beside a stream file, or `*.seg.torn-*` inside a
  * segmented directory (stream-format.md rev 4: `dump` and `audit` warn

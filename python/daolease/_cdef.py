@@ -44,6 +44,8 @@ typedef enum dls_error {
     DLS_ERR_RECORD = -205,
     DLS_ERR_TRANSPORT = -206,
     DLS_ERR_MEDIUM_ID = -207,
+    DLS_ERR_VALID_TAIL = -208,
+    DLS_ERR_SHRUNK = -209,
     DLS_ERR_REDIS_TYPE = -250,
     DLS_ERR_KEYRING = -300,
     DLS_ERR_KEYKIND = -301,
@@ -83,6 +85,7 @@ typedef struct dls_where {
     const char *reason;
     int rule;
     int sys_errno;
+    uint64_t count;
 } dls_where;
 const char *dls_strerror(int code);
 int dls_err_is_fatal(int code);
