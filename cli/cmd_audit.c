@@ -114,7 +114,7 @@ static int parse_args(int argc, char **argv, opts *o)
         }
     }
     const char *missing = !o->journal ? "--journal" : !o->grantor ? "--grantor"
-                        : !o->keyring ? "--keyring" : NULL;
+                        : !o->keyring ? "--keyring" : !o->n_media ? "--media" : NULL;
     if (missing) {
         dls_cli_error(SUB, "%s is required (see 'daolease audit --help')", missing);
         return -1;
@@ -661,6 +661,11 @@ int dls_cmd_audit(int argc, char **argv)
         where_error(o.journal, "cannot open the journal", rc, &w);
         goto out;
     }
+    /* docs/audit.md: what the audit cannot read to its end is never "no
+     * failure found" — a journal shorter than its header, or one whose
+     * reading stops at a bad record followed by CRC-valid ones (exit 3) */
+    if (dls_cli_check_end(SUB, o.journal))
+        goto out;
     for (size_t i = 0; i < o.n_media; i++) {
         const char *path, *party;
         dls_cli_split_media(o.media[i], &path, &party);
@@ -670,6 +675,8 @@ int dls_cmd_audit(int argc, char **argv)
             where_error(path, "cannot open the medium", rc, &w);
             goto out;
         }
+        if (dls_cli_check_end(SUB, path))
+            goto out;
         am[i].medium = media[i];
         am[i].party = party;
     }

@@ -2313,6 +2313,14 @@ static void test_cli_exit_statuses(void **state)
     r = run_cli(dir, (const char *[]){"daolease", "audit", "--journal", NULL});
     assert_int_equal(r.status, 2);
     cli_free(&r);
+    /* docs/audit.md: an audit without any lease-fact medium could verify
+     * nothing the journal says about holders: a usage error */
+    r = run_cli(dir, (const char *[]){"daolease", "audit", "--journal", "journal.dls",
+                                      "--grantor", "arbiter", "--keyring", "keyring", NULL});
+    assert_int_equal(r.status, 2);
+    assert_non_null(strstr(r.err, "--media is required"));
+    assert_int_equal(strchr(r.err, '\n') - r.err + 1, (long)strlen(r.err)); /* one line */
+    cli_free(&r);
     r = run_cli(dir, (const char *[]){"daolease", "audit", "--help", NULL});
     assert_int_equal(r.status, 0);
     assert_non_null(strstr(r.out, "usage: daolease audit"));
@@ -2326,7 +2334,8 @@ static void test_cli_exit_statuses(void **state)
     assert_non_null(strstr(r.err, "'nobody' is not in the keyring"));
     cli_free(&r);
     r = run_cli(dir, (const char *[]){"daolease", "audit", "--journal", "keyring", "--grantor",
-                                      "arbiter", "--keyring", "keyring", NULL});
+                                      "arbiter", "--keyring", "keyring", "--media",
+                                      "worker-east.dls", NULL});
     assert_int_equal(r.status, 3);
     assert_non_null(strstr(r.err, "keyring"));
     cli_free(&r);
@@ -2338,7 +2347,7 @@ static void test_cli_exit_statuses(void **state)
     cli_free(&r);
     r = run_cli(dir, (const char *[]){"daolease", "audit", "--journal", "journal.dls",
                                       "--grantor", "arbiter", "--keyring", "no-such-keyring",
-                                      NULL});
+                                      "--media", "worker-east.dls", NULL});
     assert_int_equal(r.status, 3);
     cli_free(&r);
 
@@ -2347,7 +2356,8 @@ static void test_cli_exit_statuses(void **state)
     snprintf(p, sizeof p, "%s/mac-keyring", tmp);
     write_text(p, "arbiter mac 00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff\n");
     r = run_cli(dir, (const char *[]){"daolease", "audit", "--journal", "journal.dls",
-                                      "--grantor", "arbiter", "--keyring", p, NULL});
+                                      "--grantor", "arbiter", "--keyring", p, "--media",
+                                      "worker-east.dls", NULL});
     assert_int_equal(r.status, 3);
     assert_non_null(strstr(r.err, "Ed25519"));
     cli_free(&r);
