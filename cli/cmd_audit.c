@@ -407,7 +407,8 @@ static int print_json_summary(dls_jbuf *b, const dls_audit *a, const char *grant
         dls_jbuf_uint(b, s->journal_missing_to);
         dls_jbuf_puts(b, "]");
     }
-    if (s->checkpoints_checked || s->checkpoints_mismatch || s->checkpoints_missing) {
+    if (s->checkpoints_checked || s->checkpoints_mismatch || s->checkpoints_missing ||
+        s->checkpoints_damaged) {
         j_key(b, "checkpoints", false);
         dls_jbuf_puts(b, "{\"checked\": ");
         dls_jbuf_uint(b, s->checkpoints_checked);
@@ -415,6 +416,10 @@ static int print_json_summary(dls_jbuf *b, const dls_audit *a, const char *grant
         dls_jbuf_uint(b, s->checkpoints_mismatch);
         dls_jbuf_puts(b, ", \"missing\": ");
         dls_jbuf_uint(b, s->checkpoints_missing);
+        if (s->checkpoints_damaged) {
+            dls_jbuf_puts(b, ", \"damaged\": ");
+            dls_jbuf_uint(b, s->checkpoints_damaged);
+        }
         dls_jbuf_puts(b, "}");
     }
     if (s->incomplete) {
@@ -587,10 +592,12 @@ static void print_human(const dls_audit *a, const char *journal, const char *gra
                " are gone); unverifiable, not a failure\n",
                s->not_audited_to ? s->not_audited_to - 1 : 0, s->start_checkpoint,
                s->start_checkpoint, s->journal_first ? s->journal_first - 1 : 0);
-    if (s->checkpoints_checked || s->checkpoints_mismatch || s->checkpoints_missing)
+    if (s->checkpoints_checked || s->checkpoints_mismatch || s->checkpoints_missing ||
+        s->checkpoints_damaged)
         printf("  checkpoints: %" PRIu64 " checked, %" PRIu64 " differ, %" PRIu64
-               " not in the folder (pruned)\n",
-               s->checkpoints_checked, s->checkpoints_mismatch, s->checkpoints_missing);
+               " not in the folder (pruned), %" PRIu64 " damaged (reported, not a failure)\n",
+               s->checkpoints_checked, s->checkpoints_mismatch, s->checkpoints_missing,
+               s->checkpoints_damaged);
     for (size_t i = 0; i < s->n_warnings; i++)
         printf("  warning: %s\n", s->warnings[i]);
     if (s->incomplete)

@@ -411,6 +411,30 @@ static int maybe_checkpoint(struct judge_proc *p, uint64_t *passes, uint64_t *by
     return 0;
 }
 
+/* judge.md, Checkpoints (a checkpoint without its commit record, or whose
+ * digest differs, does not exist): one stderr line when the restart
+ * skipped any — which, why — and which it loaded instead. */
+static void warn_checkpoints(struct judge_proc *p)
+{
+    size_t n = 0;
+    const dls_judge_ckpt_note *v = dls_judge_checkpoint_notes(p->judge, &n);
+    bool skipped = false;
+    for (size_t i = 0; i < n; i++)
+        skipped |= !v[i].loaded;
+    if (!skipped)
+        return;
+    char line[2048];
+    size_t at = 0;
+    for (size_t i = 0; i < n && at < sizeof line; i++)
+        at += (size_t)snprintf(line + at, sizeof line - at, "%s%s %020" PRIu64 ".dls%s%s%s",
+                               i ? "; " : "", v[i].loaded ? "loaded" : "skipped checkpoint",
+                               v[i].pass, v[i].why ? " (" : "", v[i].why ? v[i].why : "",
+                               v[i].why ? ")" : "");
+    bool loaded = v[n - 1].loaded;
+    dls_cli_error("judge", "%s: warning: %s%s", p->ckdir, line,
+                  loaded ? "" : "; none loaded: full replay of the journal");
+}
+
 static int assemble(struct judge_proc *p)
 {
     int rc = dls_cli_load_keys("judge", p->cfg.key, p->cfg.keyring, &p->secret, &p->keyring);
@@ -441,6 +465,8 @@ static int assemble(struct judge_proc *p)
                       w.offset < p->cfg.n_media ? p->cfg.media[w.offset].where : "?");
     else if (rc)
         dls_cli_error("judge", "%s: %s", dls_medium_name(p->journal), w.reason ? w.reason : dls_strerror(rc));
+    if (!rc)
+        warn_checkpoints(p);
     if (!rc && p->o->inventory)
         rc = lost_ledger(p);
     return rc;

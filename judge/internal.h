@@ -400,6 +400,7 @@ struct dls_judge {
     uint64_t ck_next;       /* journal position after the last pass's last record */
     uint64_t ck_written;    /* pass of the last checkpoint this judge wrote */
     bool ck_loaded;         /* ledger loaded from a checkpoint: replay from ck_next */
+    jvec ck_notes;          /* dls_judge_ckpt_note: what the restart skipped and loaded */
     char *ck_basis;         /* the loaded checkpoint's basis */
     uint64_t ck_last_id;    /* loading: the last lease id read */
     dls_cursor *ck_cursor;  /* the journal just after the commit record (replay

@@ -622,7 +622,7 @@ typedef struct dls_audit_summary {
     const char *const *failure_details; size_t n_failure_details;
     const char *incomplete;
     uint64_t incomplete_position;
-    uint64_t checkpoints_checked, checkpoints_mismatch, checkpoints_missing;
+    uint64_t checkpoints_checked, checkpoints_mismatch, checkpoints_missing, checkpoints_damaged;
     uint64_t journal_first;
     uint64_t start_checkpoint;
     uint64_t not_audited_to;

@@ -122,10 +122,13 @@ def audit(journal: str, grantor: str, keyring: Union[str, Keyring],
                                   "journal_first": int(s.journal_first)}
     if s.journal_missing_to:
         reports["journal_missing"] = [int(s.journal_missing_from), int(s.journal_missing_to)]
-    if s.checkpoints_checked or s.checkpoints_mismatch or s.checkpoints_missing:
+    if (s.checkpoints_checked or s.checkpoints_mismatch or s.checkpoints_missing
+            or s.checkpoints_damaged):
         reports["checkpoints"] = {"checked": int(s.checkpoints_checked),
                                   "mismatch": int(s.checkpoints_mismatch),
                                   "missing": int(s.checkpoints_missing)}
+        if s.checkpoints_damaged:
+            reports["checkpoints"]["damaged"] = int(s.checkpoints_damaged)
     if s.incomplete != ffi.NULL:
         reports["incomplete"] = pystr(s.incomplete)
     summary = {
