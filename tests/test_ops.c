@@ -422,6 +422,26 @@ static void test_tools_refuse_unreadable_journals(void **state)
                         "header' %s/t.err", d), 0);
 }
 
+/* docs/cli.md `demo`: a set-up that fails (a Redis server that does not
+ * answer) is one line on stderr, exit 1, and the folder the demo made is
+ * removed again; nothing on stdout. Before: two lines and a half-made
+ * folder with keys and a journal in it. */
+static void test_demo_failed_setup_leaves_nothing(void **state)
+{
+    site *s = *state;
+    int rc = sh("cd %s && '%s' demo --redis redis://127.0.0.1:1 --dir %s/demo-new > d.out "
+                "2> d.err", s->dir, bin(), s->dir);
+    assert_int_equal(rc, 1);
+    char path[192];
+    snprintf(path, sizeof path, "%s/d.err", s->dir);
+    char *err = slurp(path);
+    if (count_lines(err) != 1 || !strstr(err, "redis://127.0.0.1:1"))
+        fail_msg("demo --redis redis://127.0.0.1:1: stderr:\n%s", err);
+    free(err);
+    assert_int_equal(sh("test -e %s/demo-new", s->dir), 1);
+    assert_int_equal(sh("test -s %s/d.out", s->dir), 1);
+}
+
 /* Issue 15 item 4: the demo's "grants N" is the number of grants on its
  * journal, and no item is granted again after its holder released it (the
  * demo's agents release with commit only when the item is done, and its
@@ -841,6 +861,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_watch_follows_and_stops_on_sigint, setup, teardown),
         cmocka_unit_test_setup_teardown(test_usage_errors_are_one_line, setup, teardown),
         cmocka_unit_test_setup_teardown(test_tools_refuse_unreadable_journals, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_demo_failed_setup_leaves_nothing, setup, teardown),
         cmocka_unit_test_setup_teardown(test_demo_counts_and_finished_items, setup, teardown),
         cmocka_unit_test(test_status_from_checkpoint),
         cmocka_unit_test(test_status_refuses_a_journal_hole),
