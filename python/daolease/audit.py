@@ -4,6 +4,7 @@ from __future__ import annotations
 import os
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
+from . import _args
 from ._lib import check, cstr, ffi, lib, new_where, pystr, span
 from .stream import Keyring, Stream
 from .values import decode_value
@@ -34,7 +35,7 @@ def audit(journal: str, grantor: str, keyring: Union[str, Keyring],
     kr = keyring if isinstance(keyring, Keyring) else Keyring.load(keyring)
     jm = Stream.open(journal)
     streams, parties, paths = [], [], []
-    for m in media:
+    for m in _args.sequence("media", media):
         path, party = (m, None) if isinstance(m, (str, os.PathLike)) else m
         paths.append(path)
         streams.append(Stream.open(path))

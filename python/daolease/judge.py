@@ -23,6 +23,7 @@ import threading
 import time
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
+from . import _args
 from . import config as _config
 from ._lib import DaoleaseError, check, cstr, ffi, lib, new_where, pystr, span
 from ._ticks import Ticks
@@ -66,6 +67,7 @@ class Judge:
                  lock_delay: Optional[Dict[str, int]] = None) -> None:
         self._lock = threading.RLock()  # a judge belongs to one thread at a time
         self._grantor, self._journal, self._keyring = grantor, journal, keyring
+        media = _args.sequence("media", media)
         self._media = [m for m, _ in media]
         self._resolvers = [Resolver(m, keyring, party) for m, party in media]
         self._reclaim_fn, self._policy_fn, self._granted_fn = reclaim, policy, granted

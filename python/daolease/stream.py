@@ -12,9 +12,11 @@ import os
 from dataclasses import dataclass
 from typing import Iterator, Optional, Union
 
+from . import _args
 from ._lib import DaoleaseError, Handle, check, cstr, ffi, lib, new_where, pystr, span
 
 PathLike = Union[str, "os.PathLike[str]"]
+
 SYNC = {"none": 0, "data": 1, "group": 2}
 
 
@@ -160,7 +162,7 @@ class Stream(Handle):
     def _settings(sync: str, exclusive: bool = False):
         s = ffi.new("dls_medium_settings *")
         lib.dls_medium_settings_default(s)
-        s.sync = SYNC[sync]
+        s.sync = SYNC[_args.sync(sync)]
         s.exclusive = exclusive
         return s
 
