@@ -259,6 +259,8 @@ static int check_fd(int fd, dls_torn_cut *out, dls_where *w)
         size_t n;
         uint64_t eof = size;
         dls_st_rd rd = dls_st_reader_next(&r, size, &p, &n, &eof, w);
+        if (rd == DLS_ST_RD_OK && dls_record_is_seal(p, n))
+            break; /* the first seal ends the medium, whatever follows */
         if (rd == DLS_ST_RD_OK)
             continue;
         if (rd == DLS_ST_RD_EOF)

@@ -142,7 +142,8 @@ class Judge:
         lock_delay; docs/config.md)."""
         c = _config.load(path, need=("media",))
         sync = c.get("sync", "data")
-        journal = Stream.open(c["journal"], append=True, create=True, sync=sync)
+        journal = Stream.open(c["journal"], append=True, create=True, sync=sync,
+                              exclusive=True)  # judge.md "Failure of the journal"
         media = [(Stream.open(p), party) for p, party in c["media"]]
         return cls(Secret.load(c["key"]), journal, media, Keyring.load(c["keyring"]),
                    tolerance=c.get("tolerance", {"ms": 250}),
