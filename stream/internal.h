@@ -171,6 +171,8 @@ typedef struct dls_st_tail {
                              refused with DLS_ERR_VALID_TAIL, never cut */
     bool lost;            /* the file was found shorter than written, or another file
                              at its name: every later append answers DLS_ERR_SHRUNK */
+    uint32_t path_every;  /* exclusive: check the name every this many appends (0 = 1) */
+    uint32_t path_since;  /* appends since the last check of the name */
 } dls_st_tail;
 
 int dls_st_tail_init(dls_st_tail *t, int fd, uint64_t base, const dls_st_io *io);
@@ -234,7 +236,8 @@ int dls_st_torn_keep(dls_st_tail *t, uint64_t b, uint64_t size, dls_where *w);
 
 /* For an exclusive writer before it appends (judge.md "Failure of the
  * journal", rev 5): the file must still be as long as what was written
- * (t->end) and its name must still name the same file. DLS_ERR_SHRUNK
+ * (t->end, every append: one lseek) and its name must still name the same
+ * file (fstat + fstatat: every t->path_every appends, and the first). DLS_ERR_SHRUNK
  * (w->offset = the size found, w->reason which) otherwise, and t->lost
  * from then on. */
 int dls_st_tail_check_exclusive(dls_st_tail *t, dls_where *w);

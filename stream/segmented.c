@@ -490,6 +490,7 @@ int dls_st_segmented_open(dls_medium **out, const char *path, dls_open_mode mode
         }
         m->tail_ok = true;
         m->tail.keep_valid = s->exclusive; /* judge.md "Failure of the journal", rev 5 */
+        m->tail.path_every = m->policy == DLS_SYNC_NONE ? 64 : 1;
         if ((rc = dls_st_lock(m->lockfd, m->lock_timeout_ms, w)))
             goto fail;
         rc = resync(m, w);

@@ -156,7 +156,8 @@ int dls_st_tail_check_exclusive(dls_st_tail *t, dls_where *w)
                            "the file is shorter than what this exclusive writer wrote "
                            "(cut back under it)", 0);
     }
-    if (t->name) {
+    if (t->name && (t->path_since++ == 0 || t->path_since >= t->path_every)) {
+        t->path_since = 1;
         struct stat mine, named;
         if (fstat(t->fd, &mine) < 0)
             return dls_st_fail(w, DLS_ERR_IO, t->end, "cannot stat the stream file", errno);
