@@ -2666,8 +2666,8 @@ static void test_cli_torn_warning(void **state)
     assert_non_null(strstr(out, "sidecar"));
     /* and audit, reading the medium as a journal (its verdict on this
      * unsigned file does not matter here: the warning does) */
-    snprintf(args, sizeof args, "audit --journal %s --grantor g --keyring %s", p,
-             vec("keyring"));
+    snprintf(args, sizeof args, "audit --journal %s --grantor g --keyring %s --media %s", p,
+             vec("keyring"), vec("three.dls"));
     (void)run_cli(args, out, sizeof out);
     assert_non_null(strstr(out, "torn-tail sidecar"));
     /* stream seal says so too */
