@@ -9,7 +9,10 @@
  * journal, pass n and the audit's highest lease id, and its lease records
  * must be exactly the audit's live leases with the same subject, holder,
  * mode, duration, max, tenure start and last counted seq. Any difference
- * is a `journal` failure (checkpoint mismatch). A file not in the folder
+ * of such a file is a `journal` failure (checkpoint mismatch). A file that
+ * cannot be read, or whose digest or count is not the commit's, is not
+ * that checkpoint (judge.md: it does not exist; a judge skips it): it is
+ * reported as damaged, never a failure. A file not in the folder
  * (pruned) is counted, never a failure. The audit's state comes from its
  * own replay (audit/), never from the judge's ledger code. */
 #include <inttypes.h>
@@ -33,6 +36,14 @@ void au_checkpoint_mismatch(dls_audit *a, uint64_t pass, uint64_t position, cons
     else
         au_detail(a, "journal: position %" PRIu64 ": checkpoint %" PRIu64
                   " differs from the replay: %s", position, pass, what);
+}
+
+void au_checkpoint_damaged(dls_audit *a, uint64_t pass, uint64_t position, const char *what)
+{
+    a->sum.checkpoints_damaged++;
+    au_warn(a, "journal: position %" PRIu64 ": checkpoint %" PRIu64 " is damaged: %s; it is "
+            "not the committed checkpoint (judge.md, Checkpoints: it does not exist, a judge "
+            "skips it): reported, not a failure", position, pass, what);
 }
 
 static bool same_bytes(dls_bytes x, dls_bytes y)
@@ -119,16 +130,20 @@ bool au_checkpoint_commit(dls_audit *a, const uint8_t *fact, size_t n, uint64_t 
         a->nomem = true;
         return true;
     }
-    a->sum.checkpoints_checked++;
     if (rc && rc != DLS_ERR_RECORD && count == 0) {
         /* there, but it cannot be opened or read at all */
-        au_checkpoint_mismatch(a, pass, position, "its file cannot be read", 0);
+        au_checkpoint_damaged(a, pass, position, "its file cannot be read");
         return true;
     }
-    if (count != records || sodium_memcmp(got, want, sizeof got) != 0)
-        au_checkpoint_mismatch(a, pass, position,
-                               "its digest or record count is not the commit record's", 0);
-    else if (rc)
+    if (count != records || sodium_memcmp(got, want, sizeof got) != 0) {
+        au_checkpoint_damaged(a, pass, position,
+                              "its digest or record count is not the commit record's");
+        return true;
+    }
+    /* readable and digest-matching: the committed checkpoint itself, so
+     * any difference from the replay is the judge's (a failure) */
+    a->sum.checkpoints_checked++;
+    if (rc)
         au_checkpoint_mismatch(a, pass, position, "a malformed record", 0);
     else if (st.diff)
         au_checkpoint_mismatch(a, pass, position, st.diff, st.diff_lease);

@@ -253,6 +253,11 @@ bool au_checkpoint_commit(dls_audit *a, const uint8_t *fact, size_t n, uint64_t 
 void au_finish(dls_audit *a);
 /* audit/checkpoint.c: a checkpoint that differs from what the audit expects
  * (a `journal` failure, counted in checkpoints_mismatch) */
+/* A committed checkpoint whose file cannot be read or does not match its
+ * commit record (judge.md, Checkpoints: such a checkpoint does not exist;
+ * the judge skips it): reported (a warning and checkpoints_damaged), never
+ * a failure. */
+void au_checkpoint_damaged(dls_audit *a, uint64_t pass, uint64_t position, const char *what);
 void au_checkpoint_mismatch(dls_audit *a, uint64_t pass, uint64_t position, const char *what,
                             uint64_t lease);
 

@@ -18,8 +18,10 @@
  * positions [0, journal_next), passes up to n — is reported as not audited,
  * never as a failure; records a medium evicted before the drained
  * positions are never read. A candidate whose commit is found but whose
- * file differs is a checkpoint mismatch (a `journal` failure) and the next
- * newer one is tried. When every listed candidate vanished (ENOENT) before
+ * file differs from its commit (digest, count) is reported as damaged
+ * (not a failure: judge.md, it does not exist) and the next newer one is
+ * tried; one whose digest matches but whose lease ids are out of order is
+ * a checkpoint mismatch (a `journal` failure). When every listed candidate vanished (ENOENT) before
  * it was read — a judge beside the audit pruned them — the folder is
  * listed again and the front probed again, at most AU_CKPT_LISTINGS times
  * (docs/audit.md, "Auditing beside a running judge"). No usable
@@ -313,7 +315,7 @@ enum {
     TC_LOADED = 1,   /* loaded: the start */
     TC_VANISHED = 2, /* the file was no longer there (ENOENT) when it was opened: deleted
                         since the listing (a judge's prune); nothing was loaded */
-    TC_BAD = 3       /* committed but its file differs: a checkpoint mismatch reported */
+    TC_BAD = 3       /* committed but its file differs: reported (damaged or mismatch) */
 };
 
 /* Checkpoint n is there but cannot be opened now (EMFILE, EACCES, EIO, …):
@@ -359,9 +361,9 @@ static int try_checkpoint(dls_audit *a, journal_state *js, dls_medium *journal, 
     if (rc == DLS_ERR_IO || rc == DLS_ERR_PERM) /* the open failed: not a mismatch */
         return unreadable(a, n, rc, &cw);
     if (rc || nrec != wrec || sodium_memcmp(got, want, sizeof got) != 0) {
-        au_checkpoint_mismatch(a, n, cpos,
-                               "its digest or record count is not the commit record's (the "
-                               "audit cannot start from it)", 0);
+        au_checkpoint_damaged(a, n, cpos,
+                              "its digest or record count is not the commit record's (the "
+                              "audit cannot start from it)");
         return TC_BAD;
     }
     if (sh.bad) {

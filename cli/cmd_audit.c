@@ -114,7 +114,7 @@ static int parse_args(int argc, char **argv, opts *o)
         }
     }
     const char *missing = !o->journal ? "--journal" : !o->grantor ? "--grantor"
-                        : !o->keyring ? "--keyring" : NULL;
+                        : !o->keyring ? "--keyring" : !o->n_media ? "--media" : NULL;
     if (missing) {
         dls_cli_error(SUB, "%s is required (see 'daolease audit --help')", missing);
         return -1;
@@ -407,7 +407,8 @@ static int print_json_summary(dls_jbuf *b, const dls_audit *a, const char *grant
         dls_jbuf_uint(b, s->journal_missing_to);
         dls_jbuf_puts(b, "]");
     }
-    if (s->checkpoints_checked || s->checkpoints_mismatch || s->checkpoints_missing) {
+    if (s->checkpoints_checked || s->checkpoints_mismatch || s->checkpoints_missing ||
+        s->checkpoints_damaged) {
         j_key(b, "checkpoints", false);
         dls_jbuf_puts(b, "{\"checked\": ");
         dls_jbuf_uint(b, s->checkpoints_checked);
@@ -415,6 +416,10 @@ static int print_json_summary(dls_jbuf *b, const dls_audit *a, const char *grant
         dls_jbuf_uint(b, s->checkpoints_mismatch);
         dls_jbuf_puts(b, ", \"missing\": ");
         dls_jbuf_uint(b, s->checkpoints_missing);
+        if (s->checkpoints_damaged) {
+            dls_jbuf_puts(b, ", \"damaged\": ");
+            dls_jbuf_uint(b, s->checkpoints_damaged);
+        }
         dls_jbuf_puts(b, "}");
     }
     if (s->incomplete) {
@@ -587,10 +592,12 @@ static void print_human(const dls_audit *a, const char *journal, const char *gra
                " are gone); unverifiable, not a failure\n",
                s->not_audited_to ? s->not_audited_to - 1 : 0, s->start_checkpoint,
                s->start_checkpoint, s->journal_first ? s->journal_first - 1 : 0);
-    if (s->checkpoints_checked || s->checkpoints_mismatch || s->checkpoints_missing)
+    if (s->checkpoints_checked || s->checkpoints_mismatch || s->checkpoints_missing ||
+        s->checkpoints_damaged)
         printf("  checkpoints: %" PRIu64 " checked, %" PRIu64 " differ, %" PRIu64
-               " not in the folder (pruned)\n",
-               s->checkpoints_checked, s->checkpoints_mismatch, s->checkpoints_missing);
+               " not in the folder (pruned), %" PRIu64 " damaged (reported, not a failure)\n",
+               s->checkpoints_checked, s->checkpoints_mismatch, s->checkpoints_missing,
+               s->checkpoints_damaged);
     for (size_t i = 0; i < s->n_warnings; i++)
         printf("  warning: %s\n", s->warnings[i]);
     if (s->incomplete)
@@ -661,6 +668,11 @@ int dls_cmd_audit(int argc, char **argv)
         where_error(o.journal, "cannot open the journal", rc, &w);
         goto out;
     }
+    /* docs/audit.md: what the audit cannot read to its end is never "no
+     * failure found" — a journal shorter than its header, or one whose
+     * reading stops at a bad record followed by CRC-valid ones (exit 3) */
+    if (dls_cli_check_end(SUB, o.journal))
+        goto out;
     for (size_t i = 0; i < o.n_media; i++) {
         const char *path, *party;
         dls_cli_split_media(o.media[i], &path, &party);
@@ -670,6 +682,8 @@ int dls_cmd_audit(int argc, char **argv)
             where_error(path, "cannot open the medium", rc, &w);
             goto out;
         }
+        if (dls_cli_check_end(SUB, path))
+            goto out;
         am[i].medium = media[i];
         am[i].party = party;
     }

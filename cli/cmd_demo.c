@@ -9,6 +9,7 @@
  * fencing token). The run ends with an audit of the journal and the media
  * (the same code as `daolease audit`), an SVG timeline, and manifest.json
  * so that anyone can audit the run again. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -88,6 +89,7 @@ struct demo {
     uint64_t now;
     int progress_rd;
     bool tty;
+    bool made_dir;     /* this run created d->dir (removed again when set-up fails) */
 };
 
 static int parse_item(dls_bytes subject, unsigned items)
@@ -174,8 +176,10 @@ static int write_keys(struct demo *d)
     char path[DEMO_PATH_MAX], line[256];
     demo_path(path, d->dir, "keyring");
     FILE *kr = fopen(path, "we");
-    if (!kr)
+    if (!kr) {
+        dls_cli_error("demo", "%s: %s", path, strerror(errno));
         return -1;
+    }
     fprintf(kr, "# the demo's parties: the grantor and %u agents\n", d->agents);
     int rc = 0;
     for (unsigned i = 0; i <= d->agents && !rc; i++) {
@@ -197,7 +201,11 @@ static int write_keys(struct demo *d)
             fprintf(kr, "%s\n", line);
         dls_secret_del(s);
     }
-    return fclose(kr) || rc ? -1 : 0;
+    if (fclose(kr) || rc) {
+        dls_cli_error("demo", "%s: cannot write the demo's keys", d->dir);
+        return -1;
+    }
+    return 0;
 }
 
 static int create_media_now(void *arg)
@@ -209,8 +217,11 @@ static int create_media_now(void *arg)
     dls_where w = {0};
     dls_medium *m;
     demo_path(path, d->dir, "journal.dls");
-    if (dls_medium_create(&m, DLS_MEDIUM_FILE, path, &s, &w))
+    int jrc = dls_medium_create(&m, DLS_MEDIUM_FILE, path, &s, &w);
+    if (jrc) {
+        dls_cli_error("demo", "%s: %s", path, w.reason ? w.reason : dls_strerror(jrc));
         return -1;
+    }
     dls_medium_del(m);
     for (unsigned i = 0; i < d->agents; i++) {
         demo_medium(path, &d->p, i);
@@ -559,10 +570,12 @@ static int audit(const struct demo *d)
 static int make_dir(struct demo *d, const char *dir)
 {
     if (dir) {
-        if (mkdir(dir, 0700) && errno != EEXIST) {
+        int made = mkdir(dir, 0700);
+        if (made && errno != EEXIST) {
             dls_cli_error("demo", "%s: %s", dir, strerror(errno));
             return -1;
         }
+        d->made_dir = made == 0;
         if (strlen(dir) > 3900) {
             dls_cli_error("demo", "--dir: a path of at most 3900 bytes");
             return -1;
@@ -571,7 +584,31 @@ static int make_dir(struct demo *d, const char *dir)
         return 0;
     }
     snprintf(d->dir, sizeof d->dir, "/tmp/daolease-demo-XXXXXX");
-    return mkdtemp(d->dir) ? 0 : -1;
+    if (!mkdtemp(d->dir)) {
+        dls_cli_error("demo", "/tmp: cannot make a folder: %s", strerror(errno));
+        return -1;
+    }
+    d->made_dir = true;
+    return 0;
+}
+
+/* Set-up failed (docs/cli.md `demo`): the folder this run made holds
+ * only the files set-up wrote (keys, keyring, empty media): remove them
+ * and it, leaving nothing half-made behind. A folder given by --dir that
+ * existed before is left alone. */
+static void remove_made_dir(const struct demo *d)
+{
+    if (!d->made_dir)
+        return;
+    DIR *dh = opendir(d->dir);
+    if (dh) {
+        struct dirent *e;
+        while ((e = readdir(dh)))
+            if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+                (void)unlinkat(dirfd(dh), e->d_name, 0);
+        closedir(dh);
+    }
+    (void)rmdir(d->dir);
 }
 
 static int parse(struct demo *d, int argc, char **argv, const char **dir)
@@ -651,12 +688,20 @@ int dls_cmd_demo(int argc, char **argv)
     d.items = calloc(d.p.items, sizeof *d.items);
     for (unsigned i = 0; d.items && i < d.p.items; i++)
         d.items[i].holder = -1;
+    int code = DLS_EXIT_FAIL;
+    /* set-up first: when it fails (say, a Redis server that does not
+     * answer) its one line is the whole story, and the folder goes */
+    if (!d.items || write_keys(&d) || create_media(&d)) {
+        if (!d.items)
+            dls_cli_error("demo", "out of memory");
+        remove_made_dir(&d);
+        teardown(&d);
+        return DLS_EXIT_FAIL;
+    }
     printf("daolease demo: %u agents, %u items, %u to be killed, in %s\n", d.agents,
            d.p.items, d.kills, d.dir);
     printf("lease duration 1 s, tolerance 250 ms, cadence 100 ms; work takes 300-700 ms an item\n");
-    int code = DLS_EXIT_FAIL;
-    if (!d.items || write_keys(&d) || create_media(&d) || fork_agents(&d) ||
-        assemble_judge(&d) || run(&d)) {
+    if (fork_agents(&d) || assemble_judge(&d) || run(&d)) {
         dls_cli_error("demo", "%s: the run failed", d.dir);
     } else {
         show(&d, true);

@@ -99,10 +99,13 @@ static int parse_args(int argc, char **argv, dump_opts *o)
         const char *a = argv[i];
         if (!strcmp(a, "--follow")) {
             o->follow = true;
-        } else if (!strcmp(a, "--json")) {
-            o->json = 1;
-        } else if (!strcmp(a, "--human")) {
-            o->json = 0;
+        } else if (!strcmp(a, "--json") || !strcmp(a, "--human")) {
+            int want = a[2] == 'j';
+            if (o->json >= 0 && o->json != want) {
+                dls_cli_error("dump", "--json and --human exclude each other (see --help)");
+                return -1;
+            }
+            o->json = want;
         } else if (!strcmp(a, "--keyring")) {
             if (i + 1 >= argc) {
                 dls_cli_error("dump", "--keyring needs a file (see --help)");
@@ -333,14 +336,19 @@ static void follow_wait(void)
         nanosleep(&ts, NULL); /* EINTR (a stop signal) just ends the wait */
 }
 
+/* Blocked polls of --follow between two checks of the file's end (2 s). */
+#define FOLLOW_CHECK_EVERY 20
+
 static int dump_loop(dumper *d)
 {
+    unsigned stalls = 0;
     for (;;) {
         dls_record r;
         dls_where w = {0};
         dls_next nx = dls_cursor_next(d->c, &r, &w);
         switch (nx) {
         case DLS_NEXT_OK:
+            stalls = 0;
             if (print_row(d, r.position, r.p, r.n, false))
                 return DLS_EXIT_FAIL;
             break;
@@ -358,6 +366,13 @@ static int dump_loop(dumper *d)
             report_error(d, &r, &w);
             return DLS_EXIT_FAIL;
         case DLS_NEXT_BLOCKED:
+            /* docs/cli.md `dump`: a reader stops at a bad record; damage
+             * (CRC-valid records after it) is an error, not the end */
+            if (!d->o->follow || ++stalls % FOLLOW_CHECK_EVERY == 0) {
+                fflush(stdout);
+                if (dls_cli_check_end("dump", d->o->path))
+                    return DLS_EXIT_FAIL;
+            }
             if (!d->o->follow || dls_cli_stop_requested())
                 return DLS_EXIT_OK;
             if (fflush(stdout) == EOF) {

@@ -194,6 +194,15 @@ static int open_journal(struct judge_proc *p)
     }
     if (rc == DLS_ERR_LOCKED)
         dls_cli_error("judge", "%s: %s", path, "another judge holds this journal");
+    else if (rc == DLS_ERR_VALID_TAIL)
+        /* judge.md, Failure of the journal (revision 5) */
+        dls_cli_error("judge", "%s: refusing to start: the record at byte %" PRIu64
+                               " is bad and %" PRIu64 " CRC-valid record%s follow%s it "
+                               "(acknowledged records are never cut from a journal); "
+                               "inspect with `daolease dump %s`, then move the tail to a "
+                               "sidecar with `daolease stream repair %s`",
+                      path, w.offset, w.count, w.count == 1 ? "" : "s",
+                      w.count == 1 ? "s" : "", path, path);
     else if (rc && w.sys_errno)
         dls_cli_error("judge", "%s: %s (%s)", path, w.reason ? w.reason : dls_strerror(rc),
                       strerror(w.sys_errno));
@@ -406,6 +415,30 @@ static int maybe_checkpoint(struct judge_proc *p, uint64_t *passes, uint64_t *by
     return 0;
 }
 
+/* judge.md, Checkpoints (a checkpoint without its commit record, or whose
+ * digest differs, does not exist): one stderr line when the restart
+ * skipped any — which, why — and which it loaded instead. */
+static void warn_checkpoints(struct judge_proc *p)
+{
+    size_t n = 0;
+    const dls_judge_ckpt_note *v = dls_judge_checkpoint_notes(p->judge, &n);
+    bool skipped = false;
+    for (size_t i = 0; i < n; i++)
+        skipped |= !v[i].loaded;
+    if (!skipped)
+        return;
+    char line[2048];
+    size_t at = 0;
+    for (size_t i = 0; i < n && at < sizeof line; i++)
+        at += (size_t)snprintf(line + at, sizeof line - at, "%s%s %020" PRIu64 ".dls%s%s%s",
+                               i ? "; " : "", v[i].loaded ? "loaded" : "skipped checkpoint",
+                               v[i].pass, v[i].why ? " (" : "", v[i].why ? v[i].why : "",
+                               v[i].why ? ")" : "");
+    bool loaded = v[n - 1].loaded;
+    dls_cli_error("judge", "%s: warning: %s%s", p->ckdir, line,
+                  loaded ? "" : "; none loaded: full replay of the journal");
+}
+
 static int assemble(struct judge_proc *p)
 {
     int rc = dls_cli_load_keys("judge", p->cfg.key, p->cfg.keyring, &p->secret, &p->keyring);
@@ -436,6 +469,8 @@ static int assemble(struct judge_proc *p)
                       w.offset < p->cfg.n_media ? p->cfg.media[w.offset].where : "?");
     else if (rc)
         dls_cli_error("judge", "%s: %s", dls_medium_name(p->journal), w.reason ? w.reason : dls_strerror(rc));
+    if (!rc)
+        warn_checkpoints(p);
     if (!rc && p->o->inventory)
         rc = lost_ledger(p);
     return rc;
@@ -508,6 +543,28 @@ static void status(const struct judge_proc *p, const dls_judge_pass_result *r,
     fflush(stdout);
 }
 
+/* judge.md, Failure of the journal: what the failed journal append said —
+ * the medium's reason, the byte offset and errno (ENOSPC, EIO, …). */
+static void report_journal_failure(struct judge_proc *p)
+{
+    dls_where w = {0};
+    int code = dls_judge_journal_failure(p->judge, &w);
+    if (!code)
+        return;
+    if (w.sys_errno)
+        dls_cli_error("judge", "%s: journal append at byte %" PRIu64 ": %s (%s, errno %d); "
+                               "the judge stops, a restart replays what landed",
+                      dls_medium_name(p->journal), w.offset, w.reason, strerror(w.sys_errno),
+                      w.sys_errno);
+    else
+        dls_cli_error("judge", "%s: journal append at byte %" PRIu64 ": %s; the judge stops%s",
+                      dls_medium_name(p->journal), w.offset, w.reason,
+                      code == DLS_ERR_SHRUNK ? " (find out who cut or replaced the journal "
+                                               "before restarting: records past that point "
+                                               "were acknowledged)"
+                                             : ", a restart replays what landed");
+}
+
 static int loop(struct judge_proc *p, uint64_t max_passes)
 {
     struct totals t = {0};
@@ -523,6 +580,7 @@ static int loop(struct judge_proc *p, uint64_t max_passes)
         int rc = dls_judge_pass(p->judge, &r);
         if (rc) {
             dls_cli_error("judge", "%s: pass: %s", dls_medium_name(p->journal), dls_strerror(rc));
+            report_journal_failure(p);
             if (rc == DLS_ERR_JOURNAL_WRITE && dls_jetstream_is_exclusive(p->journal))
                 dls_cli_error("judge", "%s: another writer appended to this exclusive JetStream "
                                        "journal (another judge?), or the cluster did not "

@@ -695,6 +695,20 @@ int dls_cmd_status(int argc, char **argv)
                       "leases cannot be known", journal, at, why);
         goto out;
     }
+    /* docs/cli.md `status`: a journal that cannot be read is never "0 live
+     * leases" — shorter than its header, a bad record followed by CRC-valid
+     * ones, or records of which none verifies as the grantor's */
+    if (dls_cli_check_end("status", journal))
+        goto out;
+    if (jr.records && !jr.counted) {
+        dls_cli_error("status", "%s: position 0: none of its %" PRIu64 " record%s %s the "
+                      "grantor %s (another journal's records, a wrong keyring, or a damaged "
+                      "header): the live leases cannot be known",
+                      journal, jr.records, jr.records == 1 ? "" : "s",
+                      s.verify ? "verifies as written by" : "is written by",
+                      grantor ? grantor : "(any)");
+        goto out;
+    }
     for (size_t i = 0; i < s.nmedia; i++)
         read_medium(&s, &s.media[i]);
     dls_jbuf b = {0};

@@ -3,6 +3,7 @@
  *   daolease stream create PATH [--segmented] [--segment-bytes N]
  *                               [--retain N] [--retain-bytes N]
  *   daolease stream seal PATH
+ *   daolease stream repair PATH [--yes]
  *
  * `create` prints the new medium's id as 32 lower-case hex digits. Errors
  * are one line on stderr naming the file, the byte offset and the reason;
@@ -12,6 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <unistd.h>
 
 #include <sodium.h>
 
@@ -26,6 +29,7 @@ static void usage(FILE *to)
             "usage: daolease stream create PATH [--segmented] [--segment-bytes N]\n"
             "                                   [--retain N] [--retain-bytes N]\n"
             "       daolease stream seal PATH\n"
+            "       daolease stream repair PATH [--yes]\n"
             "\n"
             "create   creates a medium atomically (never over an existing path) and\n"
             "         prints its id (32 hex digits). A plain stream file by default;\n"
@@ -35,7 +39,13 @@ static void usage(FILE *to)
             "           --retain N         keep at most N segments (default: all)\n"
             "           --retain-bytes N   keep at most N bytes of segments (default: all)\n"
             "         N takes an optional suffix k, M or G (powers of 1024).\n"
-            "seal     appends the seal: later appends are refused, readers see the end.\n");
+            "seal     appends the seal: later appends are refused, readers see the end.\n"
+            "repair   the one way to cut a bad tail that still holds CRC-valid records\n"
+            "         (a judge refuses to start on such a journal): the bytes from the\n"
+            "         bad record to the end are saved to PATH.torn-OFFSET, then cut;\n"
+            "         prints the position, the bytes and the CRC-valid records moved.\n"
+            "         Stop the judge (or writer) first. Asks first on a terminal;\n"
+            "           --yes    do not ask (required when stdin is not a terminal)\n");
 }
 
 /* Parses a byte count or a count, with an optional k/M/G suffix. */
@@ -125,6 +135,12 @@ static int cmd_create(int argc, char **argv)
                 dls_cli_error("stream", "%s needs a non-negative number (e.g. 1048576 or 1M)", a);
                 return DLS_EXIT_USAGE;
             }
+            if (*dst == 0 && dst != &s.segment_bytes) {
+                /* a bound of 0 would keep nothing; no bound is the default */
+                dls_cli_error("stream", "create: %s 0 keeps nothing: leave %s out for no bound",
+                              a, a);
+                return DLS_EXIT_USAGE;
+            }
             seg_opts = true;
             i++;
             continue;
@@ -211,6 +227,104 @@ static int cmd_seal(int argc, char **argv)
     return rc ? fail(path, rc, &w) : DLS_EXIT_OK;
 }
 
+/* Asks on the terminal; true for "y" or "yes". */
+static bool confirm(const char *path, const dls_where *w)
+{
+    fprintf(stderr,
+            "daolease stream: %s: the record at byte %" PRIu64 " is bad and %" PRIu64
+            " CRC-valid record%s follow%s it (acknowledged records may be among them).\n"
+            "Move everything from byte %" PRIu64 " to a sidecar and cut it? [y/N] ",
+            path, w->offset, w->count, w->count == 1 ? "" : "s", w->count == 1 ? "s" : "",
+            w->offset);
+    fflush(stderr);
+    char line[16];
+    if (!fgets(line, sizeof line, stdin))
+        return false;
+    line[strcspn(line, "\r\n")] = 0;
+    return !strcasecmp(line, "y") || !strcasecmp(line, "yes");
+}
+
+/* What a repair cut (or that it found nothing to cut). */
+static int report_cut(const char *path, const dls_torn_cut *cut, const char *sidecar)
+{
+    if (!cut->cuts)
+        printf("%s: nothing to repair (no bad record at the end)\n", path);
+    else
+        printf("%s: moved the tail at byte %" PRIu64 " to %s: %" PRIu64
+               " bytes, %s%" PRIu64 " CRC-valid record%s\n",
+               path, cut->offset, sidecar ? sidecar : "a sidecar", cut->bytes,
+               cut->capped ? "at least " : "", cut->valid_records,
+               cut->valid_records == 1 ? "" : "s");
+    return fflush(stdout) == 0 ? DLS_EXIT_OK : DLS_EXIT_FAIL;
+}
+
+/* cli.md, Operators (revision 5): `stream repair PATH`. First an
+ * exclusive open, which cuts a plain torn write (no CRC-valid record) as
+ * any writer does and refuses a tail holding CRC-valid records; that one
+ * is moved only when the operator says so (--yes, or "y" on a terminal). */
+static int cmd_repair(int argc, char **argv)
+{
+    const char *path = NULL;
+    bool yes = false;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--yes"))
+            yes = true;
+        else if (argv[i][0] == '-' && argv[i][1])
+            return dls_cli_usage("stream", "repair: unknown option (see --help)");
+        else if (path)
+            return dls_cli_usage("stream", "repair: one PATH only (see --help)");
+        else
+            path = argv[i];
+    }
+    if (!path)
+        return dls_cli_usage("stream", "repair: PATH is missing (see --help)");
+    if (dls_redis_is_url(path) || dls_jetstream_is_url(path))
+        return dls_cli_usage("stream", "repair: PATH is a stream file or segmented directory "
+                                       "(remote media have no torn tails)");
+    dls_medium_settings s;
+    dls_medium_settings_default(&s);
+    s.exclusive = true;
+    s.lock_timeout_ms = 0;
+    dls_medium *m = NULL;
+    dls_where w = {0};
+    int rc = dls_medium_open(&m, path, DLS_OPEN_APPEND, &s, &w);
+    if (rc == DLS_ERR_LOCKED) {
+        dls_cli_error("stream", "%s: a writer holds this medium (a running judge?): stop it "
+                                "first", path);
+        return DLS_EXIT_FAIL;
+    }
+    if (!rc) {
+        dls_torn_cut cut = {0};
+        (void)dls_medium_last_cut(m, &cut);
+        int ex = report_cut(path, &cut, cut.sidecar);
+        dls_medium_del(m);
+        return ex;
+    }
+    if (rc != DLS_ERR_VALID_TAIL)
+        return fail(path, rc, &w);
+    if (!yes && !isatty(STDIN_FILENO)) {
+        dls_cli_error("stream", "repair: %s: byte %" PRIu64 " begins a bad record followed by %"
+                                PRIu64 " CRC-valid record%s; stdin is not a terminal: pass "
+                                "--yes to move them to a sidecar",
+                      path, w.offset, w.count, w.count == 1 ? "" : "s");
+        return DLS_EXIT_USAGE;
+    }
+    if (!yes && !confirm(path, &w)) {
+        dls_cli_error("stream", "%s: not repaired: nothing changed", path);
+        return DLS_EXIT_FAIL;
+    }
+    dls_torn_cut cut;
+    char *sidecar = NULL;
+    memset(&w, 0, sizeof w);
+    s.exclusive = false;
+    rc = dls_medium_repair(path, &s, &cut, &sidecar, &w);
+    if (rc)
+        return fail(path, rc, &w);
+    int ex = report_cut(path, &cut, sidecar);
+    free(sidecar);
+    return ex;
+}
+
 int dls_cmd_stream(int argc, char **argv)
 {
     if (dls_cli_wants_help(argc, argv)) {
@@ -218,11 +332,13 @@ int dls_cmd_stream(int argc, char **argv)
         return DLS_EXIT_OK;
     }
     if (argc < 2)
-        return dls_cli_usage("stream", "create or seal is required");
+        return dls_cli_usage("stream", "create, seal or repair is required");
     if (!strcmp(argv[1], "create"))
         return cmd_create(argc - 1, argv + 1);
     if (!strcmp(argv[1], "seal"))
         return cmd_seal(argc - 1, argv + 1);
-    dls_cli_error("stream", "unknown action '%s' (create or seal; see --help)", argv[1]);
+    if (!strcmp(argv[1], "repair"))
+        return cmd_repair(argc - 1, argv + 1);
+    dls_cli_error("stream", "unknown action '%s' (create, seal or repair; see --help)", argv[1]);
     return DLS_EXIT_USAGE;
 }

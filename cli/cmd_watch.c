@@ -2,7 +2,9 @@
  * docs/cli.md `watch`): grants, refusals and lapses with their cause, one
  * line each, stamped with the pass (and its now) they belong to. Reads only
  * the journal; polls every 50 ms at its end; SIGINT, SIGTERM or SIGHUP
- * stop it cleanly (exit 0), as does the journal's seal. */
+ * stop it cleanly (exit 0), as does the journal's seal. A journal that
+ * cannot be read on (cut back under it, a bad record followed by CRC-valid
+ * ones, shorter than its header) is exit 1 naming the file and position. */
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -13,11 +15,13 @@
 #include "cli/cli.h"
 #include "cli/json/json.h"
 #include "cli/jview.h"
+#include "cli/media.h"
 #include "cli/proc.h"
 
 #include "vocab/vec.h"
 
 #define POLL_NS (50 * DLS_NS_PER_MS)
+#define WATCH_CHECK_EVERY 20 /* polls: 1 s */
 
 static const char usage_text[] =
     "usage: daolease watch --journal J [--grantor NAME --keyring K] [--json]\n"
@@ -25,7 +29,8 @@ static const char usage_text[] =
     "Prints the journal's grants, refusals and lapses (with cause) as they are\n"
     "written, each with the pass it belongs to and that pass's now. Reads only\n"
     "the journal. Stops on SIGINT/SIGTERM (exit 0) or when the journal is\n"
-    "sealed.\n\n"
+    "sealed; exit 1 naming the file and position when the journal cannot be\n"
+    "read on (cut back, damaged, shorter than its header).\n\n"
     "  --journal J      the grantor's journal\n"
     "  --grantor NAME   only records by NAME count\n"
     "  --keyring K      verify every record under NAME's key (else records are\n"
@@ -252,17 +257,35 @@ int dls_cmd_watch(int argc, char **argv)
     jv_record r;
     bool skipping = from_end; /* --new: read marks to the end, print nothing */
     int code = DLS_EXIT_OK;
+    unsigned stalls = 0;
     while (!dls_cli_stop_requested()) {
         int more = jv_next(&jr, &r);
+        if (more == -2) {
+            /* docs/cli.md `watch`: a journal cut back, or corrupt, is never
+             * taken for its end */
+            dls_cli_error("watch", "%s: position %" PRIu64 ": transport-error: %s", journal,
+                          jr.err_position, jr.err.reason ? jr.err.reason : "cannot be read");
+            code = DLS_EXIT_FAIL;
+            break;
+        }
         if (more < 0)
-            break; /* sealed, or a transport error */
+            break; /* sealed */
         if (more == 0) {
             skipping = false;
+            /* a reader stops at a bad record: damage (CRC-valid records
+             * after it) is an error, checked at the end and every
+             * WATCH_CHECK_EVERY polls while following */
+            if ((!follow || ++stalls % WATCH_CHECK_EVERY == 0) &&
+                dls_cli_check_end("watch", journal)) {
+                code = DLS_EXIT_FAIL;
+                break;
+            }
             if (!follow)
                 break;
             dls_cli_sleep(POLL_NS);
             continue;
         }
+        stalls = 0;
         if (r.kind == JV_MARK && !r.mark.continued) {
             w.pass = r.mark.pass;
             w.now = r.mark.now.ns;

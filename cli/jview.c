@@ -43,15 +43,22 @@ bool jv_author(bool verify, const dls_attribution *a)
 int jv_next(jv_reader *jr, jv_record *out)
 {
     dls_record rec;
-    switch (dls_cursor_next(jr->c, &rec, NULL)) {
+    uint64_t at = dls_cursor_position(jr->c);
+    dls_where w = {0};
+    switch (dls_cursor_next(jr->c, &rec, &w)) {
     case DLS_NEXT_OK:
         break;
     case DLS_NEXT_BLOCKED:
     case DLS_NEXT_GAP:
         return 0;
-    default:
+    case DLS_NEXT_END:
         return -1;
+    default:
+        jr->err_position = at;
+        jr->err = w;
+        return -2;
     }
+    jr->records++;
     memset(out, 0, sizeof *out);
     out->position = rec.position;
     dls_attribution a;
@@ -61,6 +68,7 @@ int jv_next(jv_reader *jr, jv_record *out)
     if (jr->grantor && (a.author.n != strlen(jr->grantor) ||
                         memcmp(a.author.p, jr->grantor, a.author.n)))
         return 1;
+    jr->counted++;
     switch (dls_mark_classify(a.fact.p, a.fact.n)) {
     case DLS_MARK_REC_MARK:
         if (dls_mark_decode(a.fact.p, a.fact.n, &out->mark, NULL) == 0)

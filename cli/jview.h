@@ -24,6 +24,10 @@ typedef struct jv_reader {
     dls_resolver *r;
     const char *grantor;     /* NULL: any author */
     bool verify;             /* a keyring was given */
+    uint64_t records;        /* records read */
+    uint64_t counted;        /* of which attributed as required (not JV_OTHER) */
+    uint64_t err_position;   /* jv_next answered -2: the position … */
+    dls_where err;           /* … and why */
 } jv_reader;
 
 /* What one journal record is. */
@@ -43,8 +47,9 @@ int jv_open(jv_reader *jr, const char *sub, const char *path, dls_keyring *kr,
 void jv_close(jv_reader *jr);
 
 /* The next record: 1 with *out filled (slices borrow from the cursor until
- * the next call), 0 when blocked, -1 at the end (sealed) or on a
- * transport error. Records not attributed as required are JV_OTHER. */
+ * the next call), 0 when blocked (or at a gap), -1 at the end (sealed), -2
+ * on a transport error (jr->err_position, jr->err). Records not attributed
+ * as required are JV_OTHER. */
 int jv_next(jv_reader *jr, jv_record *out);
 
 /* A resolver for a lease-fact medium: `signed` under kr, or `medium`

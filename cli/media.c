@@ -100,6 +100,34 @@ static void warn_torn(const char *sub, const char *where, dls_medium *m)
         dls_cli_warn_sidecars(sub, where);
 }
 
+int dls_cli_check_end(const char *sub, const char *where)
+{
+    if (!strncmp(where, "redis://", 8) || dls_jetstream_is_url(where))
+        return 0;
+    dls_torn_cut t;
+    dls_where w = {0};
+    int rc = dls_medium_check_tail(where, &t, &w);
+    if (rc == DLS_ERR_NOTFOUND) {
+        dls_cli_error(sub, "%s: the file is gone", where);
+        return rc;
+    }
+    if (rc == DLS_ERR_HEADER && w.reason)
+        dls_cli_error(sub, "%s: byte %" PRIu64 ": %s: not a readable stream file", where,
+                      w.offset, w.reason);
+    else if (rc)
+        dls_cli_error(sub, "%s: byte %" PRIu64 ": %s", where, w.offset,
+                      w.reason ? w.reason : dls_strerror(rc));
+    else if (t.bytes && t.valid_records)
+        dls_cli_error(sub, "%s: byte %" PRIu64 ": a bad record followed by %s%" PRIu64
+                           " CRC-valid record%s: the file is damaged (not a write in progress); "
+                           "nothing after byte %" PRIu64 " was read",
+                      where, t.offset, t.capped ? "at least " : "", t.valid_records,
+                      t.valid_records == 1 ? "" : "s", t.offset);
+    else
+        return 0;
+    return rc ? rc : DLS_ERR_CORRUPT;
+}
+
 #ifdef DLS_HAVE_REDIS
 static int open_redis(dls_medium **out, const char *where, dls_open_mode mode,
                       bool create, dls_sync sync, dls_where *w)

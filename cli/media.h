@@ -34,6 +34,14 @@ int dls_cli_open(dls_medium **out, const char *sub, const char *where,
 /* Parses "none" | "data" | "group" (NULL: data). */
 dls_sync dls_cli_sync(const char *name);
 
+/* A reader stopped (blocked) on a local stream file: is that the end of
+ * what was written, a write in progress, or damage (dls_medium_check_tail)?
+ * 0 when the file ends on a whole record or on a plain torn write; else
+ * one line naming the file, the byte offset and the reason (a bad record
+ * followed by CRC-valid ones; a file shorter than its header; corruption)
+ * and non-zero. Remote media answer 0. */
+int dls_cli_check_end(const char *sub, const char *where);
+
 /* Host-clock ticks for one process: an in-memory ring, the tick adapter
  * writing bare tick facts to it, a medium resolver naming the tick party,
  * and (for a holder) a cursor on it. */

@@ -153,7 +153,9 @@ static void as_facts(const uint8_t *data, size_t size)
     if (size < 1)
         return;
     size_t count = 1 + data[0] % 64, body = size - 1;
-    if (body / count > DLS_BATCH_FACT_MAX)
+    /* the longest fact is body / count, plus one when it does not divide
+     * evenly (the first body % count facts get the extra byte) */
+    if (body / count + (body % count ? 1 : 0) > DLS_BATCH_FACT_MAX)
         return;
     dls_bytes facts[64];
     for (size_t i = 0, off = 1; i < count; i++) {

@@ -397,6 +397,7 @@ static void free_props(dls_judge *j)
     for (size_t i = 0; i < j->requests.n; i++)
         free(JVEC_AT(j->requests, jl_request, i).subject);
     jvec_free(&j->requests);
+    jvec_free(&j->ck_notes);
 }
 
 void dls_judge_del(dls_judge *j)

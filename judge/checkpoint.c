@@ -509,8 +509,9 @@ static int commit(dls_judge *j, uint64_t n, const uint8_t *digest, uint64_t reco
     if (rc)
         return rc;
     dls_where w = {0};
-    if (dls_medium_append(j->journal, j->scratch, len, pos, &w) != 0) {
+    if ((rc = dls_medium_append(j->journal, j->scratch, len, pos, &w)) != 0) {
         j->fatal = true; /* judge.md, Failure of the journal */
+        jj_failed(j, rc, &w);
         return DLS_ERR_JOURNAL_WRITE;
     }
     return 0;

@@ -417,6 +417,13 @@ static void reset(dls_judge *j, uint64_t *starts)
         starts[i] = 0;
 }
 
+/* One note of the restart (dls_judge_checkpoint_notes). */
+static int note(dls_judge *j, uint64_t pass, const char *why)
+{
+    dls_judge_ckpt_note x = {pass, why == NULL, why};
+    return jvec_push(&j->ck_notes, sizeof x, &x);
+}
+
 int jc_restart(dls_judge *j, const dls_judge_settings *s, uint64_t *starts, dls_where *w)
 {
     (void)w;
@@ -433,8 +440,10 @@ int jc_restart(dls_judge *j, const dls_judge_settings *s, uint64_t *starts, dls_
         uint64_t n = JVEC_AT(list, uint64_t, i);
         sprintf(path, "%s/%020llu.dls", s->checkpoint_dir, (unsigned long long)n);
         dls_medium *m;
-        if (dls_medium_open(&m, path, DLS_OPEN_READ, NULL, NULL) != 0)
+        if (dls_medium_open(&m, path, DLS_OPEN_READ, NULL, NULL) != 0) {
+            rc = note(j, n, "the file cannot be opened");
             continue;
+        }
         uint8_t got[DLS_CKPT_DIGEST_LEN], want[DLS_CKPT_DIGEST_LEN];
         uint64_t nrec = 0, wrec = 0;
         dls_ckpt_rec hdr;
@@ -450,6 +459,12 @@ int jc_restart(dls_judge *j, const dls_judge_settings *s, uint64_t *starts, dls_
             found = find_commit(j, verify, hdr.journal_next, n, want, &wrec, &handoff);
         if (found < 0)
             rc = found;
+        const char *why = fr ? "its header record is unreadable (damaged or not a checkpoint)"
+                        : hdr.pass != n ? "its header names another pass than its file name"
+                        : memcmp(jid, j->journal_id, DLS_MEDIUM_ID_LEN)
+                            ? "its header names another journal"
+                        : "no commit record for it on the journal after its journal_next "
+                          "(never committed)";
         if (found > 0) {
             int lr = load_file(j, s->checkpoint_dir, n, wrec, starts, got, &nrec);
             if (lr == DLS_ERR_NOMEM)
@@ -459,10 +474,19 @@ int jc_restart(dls_judge *j, const dls_judge_settings *s, uint64_t *starts, dls_
                 j->replayed = true;
                 j->ck_cursor = handoff;
                 handoff = NULL;
+                why = NULL;
             } else {
                 reset(j, starts); /* a torn or different file: not this one */
+                why = lr == LOAD_TOO_MANY
+                          ? "it holds more records than its commit record counts (grown or "
+                            "replaced)"
+                      : lr ? "its records cannot be read whole (damaged)"
+                           : "its records differ from the digest or count of its commit "
+                             "record (damaged or replaced)";
             }
         }
+        if (!rc)
+            rc = note(j, n, why);
         dls_cursor_del(handoff);
         dls_medium_del(m);
     }

@@ -311,6 +311,9 @@ struct dls_judge {
 
     /* state */
     bool fatal;
+    bool jfailed;           /* the journal append that made it fatal: jwhere says where/why */
+    dls_where jwhere;
+    int jcode;              /* the medium's code for that failure */
     bool in_callback;
     bool ticks_ended;       /* the last tick cursor was retired */
     bool now_valid;
@@ -397,6 +400,7 @@ struct dls_judge {
     uint64_t ck_next;       /* journal position after the last pass's last record */
     uint64_t ck_written;    /* pass of the last checkpoint this judge wrote */
     bool ck_loaded;         /* ledger loaded from a checkpoint: replay from ck_next */
+    jvec ck_notes;          /* dls_judge_ckpt_note: what the restart skipped and loaded */
     char *ck_basis;         /* the loaded checkpoint's basis */
     uint64_t ck_last_id;    /* loading: the last lease id read */
     dls_cursor *ck_cursor;  /* the journal just after the commit record (replay
@@ -568,6 +572,8 @@ int jj_mark(dls_judge *j);
 int jj_fact(dls_judge *j, const dls_fact *f);
 /* Appends the batch (one append, one sync); failure is fatal. */
 int jj_flush(dls_judge *j);
+/* Records the journal failure that made the judge fatal (dls_judge_journal_failure). */
+void jj_failed(dls_judge *j, int code, const dls_where *w);
 /* Locks the journal itself (flock on its inode) for the judge's lifetime. */
 int jj_lock_journal(dls_judge *j, const char *path, dls_where *w);
 int jj_lock(dls_judge *j, const char *path, dls_where *w);

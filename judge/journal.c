@@ -137,6 +137,15 @@ int jj_fact(dls_judge *j, const dls_fact *f)
     return add_record(j, j->scratch, len);
 }
 
+void jj_failed(dls_judge *j, int code, const dls_where *w)
+{
+    j->jfailed = true;
+    j->jwhere = *w;
+    if (!j->jwhere.reason)
+        j->jwhere.reason = dls_strerror(code);
+    j->jcode = code;
+}
+
 int jj_flush(dls_judge *j)
 {
     size_t count = j->jlens.n;
@@ -161,6 +170,7 @@ int jj_flush(dls_judge *j)
     j->jlens.n = 0;
     if (rc) {
         j->fatal = true;
+        jj_failed(j, rc, &w);
         return DLS_ERR_JOURNAL_WRITE;
     }
     j->appended_total += count;

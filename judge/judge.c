@@ -663,6 +663,22 @@ size_t dls_judge_live(const dls_judge *j) { return j ? j->live : 0; }
 uint64_t dls_judge_highest_lease(const dls_judge *j) { return j ? j->highest : 0; }
 uint64_t dls_judge_last_pass(const dls_judge *j) { return j ? j->last_pass : 0; }
 
+const dls_judge_ckpt_note *dls_judge_checkpoint_notes(const dls_judge *j, size_t *n)
+{
+    if (n)
+        *n = j ? j->ck_notes.n : 0;
+    return j ? (const dls_judge_ckpt_note *)j->ck_notes.p : NULL;
+}
+
+int dls_judge_journal_failure(const dls_judge *j, dls_where *w)
+{
+    if (!j || !j->jfailed)
+        return 0;
+    if (w)
+        *w = j->jwhere;
+    return j->jcode;
+}
+
 size_t dls_judge_memory(const dls_judge *j)
 {
     return j ? jl_memory(j) : 0;

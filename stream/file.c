@@ -66,7 +66,8 @@ static int file_append_batch(void *impl, const uint8_t *const *recs, const size_
     }
     /* Another process may have appended (or recovered a torn tail) since
      * this handle last held the lock: bring the count up to date. */
-    rc = f->exclusive && !f->tail.dirty ? 0 : dls_st_tail_refresh(&f->tail, true, w);
+    rc = f->exclusive && !f->tail.dirty ? dls_st_tail_check_exclusive(&f->tail, w)
+                                        : dls_st_tail_refresh(&f->tail, true, w);
     if (!rc && f->tail.sealed)
         rc = dls_st_fail(w, DLS_ERR_SEALED, f->tail.end, "the medium is sealed", 0);
     if (!rc)
@@ -235,6 +236,10 @@ static int writer_setup(st_file *f, const char *path, bool fresh, dls_where *w)
     if (rc)
         return dls_st_fail(w, rc, 0, "out of memory", 0);
     f->tail_ok = true;
+    f->tail.keep_valid = f->exclusive;
+    /* the name is checked on every synced append (an fdatasync dwarfs it)
+     * and every 64th unsynced one (docs/streams.md) */
+    f->tail.path_every = f->policy == DLS_SYNC_NONE ? 64 : 1;
     if ((rc = dls_st_tail_name(&f->tail, AT_FDCWD, path)))
         return dls_st_fail(w, rc, 0, "out of memory", 0);
     rc = dls_st_sync_init(&f->sync, f->policy, f->fd, NULL);

@@ -166,6 +166,13 @@ typedef struct dls_st_tail {
     char *name;           /* sidecars of torn tails go beside it (owned) */
     const char *dirname;  /* for reports: the path of dirfd (borrowed), or NULL */
     dls_torn_cut cut;     /* the last cut (cut.cuts == 0: none); cut.sidecar owned */
+    bool keep_valid;      /* an exclusive writer (a journal, judge.md "Failure of the
+                             journal", rev 5): a torn tail holding CRC-valid records is
+                             refused with DLS_ERR_VALID_TAIL, never cut */
+    bool lost;            /* the file was found shorter than written, or another file
+                             at its name: every later append answers DLS_ERR_SHRUNK */
+    uint32_t path_every;  /* exclusive: check the name every this many appends (0 = 1) */
+    uint32_t path_since;  /* appends since the last check of the name */
 } dls_st_tail;
 
 int dls_st_tail_init(dls_st_tail *t, int fd, uint64_t base, const dls_st_io *io);
@@ -219,6 +226,21 @@ int dls_st_tail_append(dls_st_tail *t, struct dls_st_sync *s, const uint8_t *con
  * DLS_ERR_IO (nothing cut when the sidecar could not be written),
  * DLS_ERR_NOMEM. */
 int dls_st_torn_cut(dls_st_tail *t, uint64_t b, uint64_t size, dls_where *w);
+
+/* For an exclusive writer (t->keep_valid): counts the CRC-valid records in
+ * the torn tail [b, size) and answers DLS_ERR_VALID_TAIL (w->offset = b,
+ * w->count = the count) when there is at least one; 0 when there is none
+ * (a plain torn write, which the caller cuts as before). DLS_ERR_IO,
+ * DLS_ERR_NOMEM. */
+int dls_st_torn_keep(dls_st_tail *t, uint64_t b, uint64_t size, dls_where *w);
+
+/* For an exclusive writer before it appends (judge.md "Failure of the
+ * journal", rev 5): the file must still be as long as what was written
+ * (t->end, every append: one lseek) and its name must still name the same
+ * file (fstat + fstatat: every t->path_every appends, and the first). DLS_ERR_SHRUNK
+ * (w->offset = the size found, w->reason which) otherwise, and t->lost
+ * from then on. */
+int dls_st_tail_check_exclusive(dls_st_tail *t, dls_where *w);
 
 /* CRC-valid records in bytes p/n that begin with a bad record: the walk
  * resumes after the bad record's declared length when a good record is

@@ -350,7 +350,7 @@ static int seg_append_batch(void *impl, const uint8_t *const *recs, const size_t
         pthread_mutex_unlock(&m->sync.wmu);
         return rc;
     }
-    rc = m->exclusive && !m->tail.dirty ? 0 : refresh(m, w);
+    rc = m->exclusive && !m->tail.dirty ? dls_st_tail_check_exclusive(&m->tail, w) : refresh(m, w);
     if (!rc && (m->tail.sealed || m->sealed_before))
         rc = dls_st_fail(w, DLS_ERR_SEALED, m->tail.end, "the medium is sealed", 0);
     if (!rc)
@@ -489,6 +489,8 @@ int dls_st_segmented_open(dls_medium **out, const char *path, dls_open_mode mode
             goto fail;
         }
         m->tail_ok = true;
+        m->tail.keep_valid = s->exclusive; /* judge.md "Failure of the journal", rev 5 */
+        m->tail.path_every = m->policy == DLS_SYNC_NONE ? 64 : 1;
         if ((rc = dls_st_lock(m->lockfd, m->lock_timeout_ms, w)))
             goto fail;
         rc = resync(m, w);

@@ -115,6 +115,14 @@ int dls_st_tail_refresh(dls_st_tail *t, bool repair, dls_where *w)
             if (size - b > DLS_TORN_TAIL_MAX)
                 return dls_st_fail(w, DLS_ERR_CORRUPT, b,
                                    w && w->reason ? w->reason : "bad record", 0);
+            if (repair && t->keep_valid) {
+                /* judge.md "Failure of the journal" (rev 5): a journal's
+                 * records were all acknowledged; only a plain torn write
+                 * (no CRC-valid record after b) is cut. */
+                int rc = dls_st_torn_keep(t, b, size, w);
+                if (rc)
+                    return rc;
+            }
             if (repair) {
                 /* stream-format.md rev 4: the cut bytes go to a sidecar
                  * first, durably; then the file is cut. */
@@ -131,6 +139,36 @@ int dls_st_tail_refresh(dls_st_tail *t, bool repair, dls_where *w)
         return DLS_ERR_IO; /* w filled by the reader */
     }
     dls_st_reader_drop(r);
+    return 0;
+}
+
+int dls_st_tail_check_exclusive(dls_st_tail *t, dls_where *w)
+{
+    if (t->lost)
+        return dls_st_fail(w, DLS_ERR_SHRUNK, t->end,
+                           "the file was cut back or replaced under this writer earlier", 0);
+    off_t end = lseek(t->fd, 0, SEEK_END);
+    if (end < 0)
+        return dls_st_fail(w, DLS_ERR_IO, t->end, "cannot find the end of the stream file", errno);
+    if ((uint64_t)end < t->end) {
+        t->lost = true;
+        return dls_st_fail(w, DLS_ERR_SHRUNK, (uint64_t)end,
+                           "the file is shorter than what this exclusive writer wrote "
+                           "(cut back under it)", 0);
+    }
+    if (t->name && (t->path_since++ == 0 || t->path_since >= t->path_every)) {
+        t->path_since = 1;
+        struct stat mine, named;
+        if (fstat(t->fd, &mine) < 0)
+            return dls_st_fail(w, DLS_ERR_IO, t->end, "cannot stat the stream file", errno);
+        if (fstatat(t->dirfd, t->name, &named, 0) < 0 || named.st_ino != mine.st_ino ||
+            named.st_dev != mine.st_dev) {
+            t->lost = true;
+            return dls_st_fail(w, DLS_ERR_SHRUNK, t->end,
+                               "the file's path no longer names the file this exclusive "
+                               "writer opened (removed or replaced)", 0);
+        }
+    }
     return 0;
 }
 

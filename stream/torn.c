@@ -15,7 +15,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "daolease/jetstream.h"
 #include "stream/internal.h"
+#include "stream/segment.h"
 
 #define TORN_TAG ".torn-"
 /* CRC work allowed to the byte-by-byte search: a few times R, so that a
@@ -86,6 +88,43 @@ static int read_all_at(int fd, uint8_t *p, size_t n, uint64_t off)
     return 0;
 }
 
+/* Reads [b, size) (≤ R bytes: the caller applied the R rule) into a new
+ * buffer and counts its CRC-valid records. */
+static int read_tail(dls_st_tail *t, uint64_t b, uint64_t size, uint8_t **out,
+                     uint64_t *valid, bool *capped, dls_where *w)
+{
+    size_t n = (size_t)(size - b);
+    uint8_t *p = malloc(n);
+    if (!p)
+        return dls_st_fail(w, DLS_ERR_NOMEM, b, "out of memory", 0);
+    if (read_all_at(t->fd, p, n, b) < 0) {
+        int e = errno;
+        free(p);
+        return dls_st_fail(w, DLS_ERR_IO, b, "cannot read a torn tail", e);
+    }
+    *valid = dls_st_count_valid(p, n, COUNT_BUDGET, capped);
+    *out = p;
+    return 0;
+}
+
+int dls_st_torn_keep(dls_st_tail *t, uint64_t b, uint64_t size, dls_where *w)
+{
+    if (size <= b)
+        return 0;
+    uint8_t *p = NULL;
+    uint64_t valid = 0;
+    bool capped = false;
+    int rc = read_tail(t, b, size, &p, &valid, &capped, w);
+    free(p);
+    if (rc || valid == 0)
+        return rc;
+    rc = dls_st_fail(w, DLS_ERR_VALID_TAIL, b,
+                     "a bad record is followed by CRC-valid records, which a journal never cuts", 0);
+    if (w)
+        w->count = valid;
+    return rc;
+}
+
 /* Writes the sidecar under the first free name; *out its malloc'd name. */
 static int save_sidecar(const dls_st_tail *t, uint64_t b, const uint8_t *p, size_t n,
                         char **out, dls_where *w)
@@ -119,16 +158,12 @@ int dls_st_torn_cut(dls_st_tail *t, uint64_t b, uint64_t size, dls_where *w)
     if (!t->name)
         return dls_st_fail(w, DLS_ERR_STATE, b, "no file name to save a torn tail beside", 0);
     size_t n = (size_t)(size - b); /* ≤ R: the caller applied the R rule */
-    uint8_t *p = malloc(n);
-    if (!p)
-        return dls_st_fail(w, DLS_ERR_NOMEM, b, "out of memory", 0);
-    if (read_all_at(t->fd, p, n, b) < 0) {
-        int e = errno;
-        free(p);
-        return dls_st_fail(w, DLS_ERR_IO, b, "cannot read a torn tail to save it", e);
-    }
+    uint8_t *p = NULL;
     bool capped = false;
-    uint64_t valid = dls_st_count_valid(p, n, COUNT_BUDGET, &capped);
+    uint64_t valid = 0;
+    int rc0 = read_tail(t, b, size, &p, &valid, &capped, w);
+    if (rc0)
+        return rc0;
     char *sidecar = NULL;
     int rc = save_sidecar(t, b, p, n, &sidecar, w);
     free(p);
@@ -163,6 +198,145 @@ int dls_st_torn_cut(dls_st_tail *t, uint64_t b, uint64_t size, dls_where *w)
     t->cut.cuts++;
     t->cut.sidecar = sidecar;
     return 0;
+}
+
+/* ---- the operator's repair ---------------------------------------------- */
+
+int dls_medium_repair(const char *path, const dls_medium_settings *s, dls_torn_cut *out,
+                      char **sidecar, dls_where *w)
+{
+    if (out)
+        memset(out, 0, sizeof *out);
+    if (sidecar)
+        *sidecar = NULL;
+    if (!path || dls_jetstream_is_url(path) || !strncmp(path, "redis://", 8))
+        return dls_st_fail(w, DLS_ERR_INVAL, 0, "repair takes the path of a file or "
+                                                "segmented medium", 0);
+    dls_medium_settings set;
+    if (s)
+        set = *s;
+    else
+        dls_medium_settings_default(&set);
+    set.exclusive = false; /* a shared writer cuts (stream-format.md rev 4) */
+    dls_medium *m = NULL;
+    int rc = dls_medium_open(&m, path, DLS_OPEN_APPEND, &set, w);
+    if (rc)
+        return rc;
+    dls_torn_cut cut;
+    if (dls_medium_last_cut(m, &cut)) {
+        if (sidecar && cut.sidecar && !(*sidecar = strdup(cut.sidecar)))
+            rc = dls_st_fail(w, DLS_ERR_NOMEM, 0, "out of memory", 0);
+        cut.sidecar = NULL;
+        if (out)
+            *out = cut;
+    }
+    dls_medium_del(m);
+    return rc;
+}
+
+/* ---- a reader's check of the end ------------------------------------------ */
+
+static int check_fd(int fd, dls_torn_cut *out, dls_where *w)
+{
+    struct stat st;
+    if (fstat(fd, &st) < 0)
+        return dls_st_fail(w, DLS_ERR_IO, 0, "cannot stat the stream file", errno);
+    uint64_t size = (uint64_t)st.st_size;
+    if (size < DLS_STREAM_HEADER_LEN)
+        return dls_st_fail(w, DLS_ERR_HEADER, size,
+                           "the file is shorter than its 48-byte header", 0);
+    dls_st_header h;
+    bool have = false;
+    int rc = dls_st_read_header(fd, &h, &have, w);
+    if (rc)
+        return rc;
+    dls_st_reader r;
+    if (dls_st_reader_init(&r, fd, DLS_ST_READ_BUF))
+        return dls_st_fail(w, DLS_ERR_NOMEM, 0, "out of memory", 0);
+    dls_st_reader_seek(&r, DLS_STREAM_HEADER_LEN, h.base);
+    for (;;) {
+        const uint8_t *p;
+        size_t n;
+        uint64_t eof = size;
+        dls_st_rd rd = dls_st_reader_next(&r, size, &p, &n, &eof, w);
+        if (rd == DLS_ST_RD_OK && dls_record_is_seal(p, n))
+            break; /* the first seal ends the medium, whatever follows */
+        if (rd == DLS_ST_RD_OK)
+            continue;
+        if (rd == DLS_ST_RD_EOF)
+            break;
+        if (rd != DLS_ST_RD_BAD) {
+            dls_st_reader_fini(&r);
+            return DLS_ERR_IO;
+        }
+        uint64_t b = r.off;
+        dls_st_reader_fini(&r);
+        if (size - b > DLS_TORN_TAIL_MAX)
+            return dls_st_fail(w, DLS_ERR_CORRUPT, b,
+                               w && w->reason ? w->reason : "bad record", 0);
+        size_t len = (size_t)(size - b);
+        uint8_t *buf = malloc(len);
+        if (!buf)
+            return dls_st_fail(w, DLS_ERR_NOMEM, b, "out of memory", 0);
+        if (read_all_at(fd, buf, len, b) < 0) {
+            int e = errno;
+            free(buf);
+            return dls_st_fail(w, DLS_ERR_IO, b, "cannot read the stream file", e);
+        }
+        out->offset = b;
+        out->bytes = len;
+        out->valid_records = dls_st_count_valid(buf, len, COUNT_BUDGET, &out->capped);
+        free(buf);
+        return 0;
+    }
+    dls_st_reader_fini(&r);
+    return 0;
+}
+
+int dls_medium_check_tail(const char *path, dls_torn_cut *out, dls_where *w)
+{
+    if (!path || !out)
+        return dls_st_fail(w, DLS_ERR_INVAL, 0, "no path or no output", 0);
+    memset(out, 0, sizeof *out);
+    if (dls_jetstream_is_url(path) || !strncmp(path, "redis://", 8))
+        return dls_st_fail(w, DLS_ERR_INVAL, 0, "a remote medium has no tail to check", 0);
+    struct stat st;
+    if (stat(path, &st) < 0)
+        return dls_st_fail(w, errno == ENOENT ? DLS_ERR_NOTFOUND : DLS_ERR_IO, 0,
+                           "cannot stat the medium", errno);
+    int dirfd = AT_FDCWD;
+    const char *name = path;
+    char seg[SEG_NAME_LEN + 1];
+    if (S_ISDIR(st.st_mode)) {
+        dirfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (dirfd < 0)
+            return dls_st_fail(w, DLS_ERR_IO, 0, "cannot open the segment directory", errno);
+        seg_ent *v = NULL;
+        size_t n = 0;
+        int rc = dls_st_seg_list(dirfd, false, &v, &n, w);
+        if (!rc && n == 0)
+            rc = 1; /* no segment yet: nothing to check */
+        if (!rc)
+            dls_st_seg_name(seg, v[n - 1].base);
+        free(v);
+        if (rc) {
+            close(dirfd);
+            return rc < 0 ? rc : 0;
+        }
+        name = seg;
+    }
+    int fd = dls_st_open_regular(dirfd, name, O_RDONLY);
+    int rc;
+    if (fd < 0)
+        rc = dls_st_fail(w, errno == EINVAL ? DLS_ERR_INVAL : DLS_ERR_IO, 0,
+                         "cannot open the stream file", errno);
+    else
+        rc = check_fd(fd, out, w);
+    if (fd >= 0)
+        close(fd);
+    if (dirfd != AT_FDCWD)
+        close(dirfd);
+    return rc;
 }
 
 /* ---- finding sidecars ---------------------------------------------------- */

@@ -649,6 +649,23 @@ static void expect_restart_from(harness *h, uint64_t journal_next)
     snap_free(&b);
 }
 
+/* judge.md, Checkpoints: the restart says what it skipped and why, and
+ * what it loaded (dls_judge_checkpoint_notes, for the owner's warning):
+ * newest first, `skipped` skipped with a reason holding `why`, then
+ * `loaded` loaded. */
+static void expect_notes(harness *h, uint64_t skipped, const char *why, uint64_t loaded)
+{
+    restart(h, true);
+    size_t n = 0;
+    const dls_judge_ckpt_note *v = dls_judge_checkpoint_notes(h->j, &n);
+    assert_int_equal(n, 2);
+    assert_true(v[0].pass == skipped && !v[0].loaded && v[0].why != NULL);
+    if (!strstr(v[0].why, why))
+        fail_msg("checkpoint %llu skipped for \"%s\", want \"%s\"",
+                 (unsigned long long)skipped, v[0].why, why);
+    assert_true(v[1].pass == loaded && v[1].loaded && v[1].why == NULL);
+}
+
 /* judge.md rev 4, Checkpoints: "Fall back to an older checkpoint"; a torn
  * checkpoint (its file cut short, as by kill -9 while writing) does not
  * exist. Issue 17 items 2 and 5. */
@@ -664,6 +681,7 @@ static void test_restart_falls_back_on_torn_newest(void **state)
     ckpt_path(&h, b.pass, path, sizeof path);
     assert_int_equal(truncate(path, (off_t)(b.bytes - 7)), 0);
     expect_restart_from(&h, a.journal_next);
+    expect_notes(&h, b.pass, "damaged", a.pass);
     h_fini(&h);
 }
 
@@ -695,6 +713,7 @@ static void test_restart_ignores_uncommitted(void **state)
     ckpt_path(&h, b.pass, path, sizeof path);
     assert_int_equal(access(path, F_OK), 0); /* the file is there, complete */
     expect_restart_from(&h, a.journal_next);
+    expect_notes(&h, b.pass, "no commit record", a.pass);
     h_fini(&h);
 }
 
@@ -730,6 +749,7 @@ static void test_restart_ignores_digest_mismatch(void **state)
     dls_medium_del(m);
     free(pl);
     expect_restart_from(&h, a.journal_next);
+    expect_notes(&h, b.pass, "differ from the digest", a.pass);
     h_fini(&h);
 }
 
@@ -766,6 +786,7 @@ static void test_restart_ignores_grown_checkpoint(void **state)
     dls_medium_del(m);
     free(pl);
     expect_restart_from(&h, a.journal_next);
+    expect_notes(&h, b.pass, "more records than its commit record counts", a.pass);
     h_fini(&h);
 }
 
@@ -1132,6 +1153,27 @@ static void test_cli_checkpoint_every(void **state)
     /* a restart from them runs */
     assert_int_equal(sh("cd %s && %s judge --config judge.json --passes 5 > j2.out 2> j2.err", d,
                         bin), 0);
+    /* judge.md, Checkpoints: a bit flipped in the newest checkpoint (a byte
+     * of its header record's key: its CRC fails) — the audit reports it as
+     * damaged and finds no failure (exit 0); the judge restarts from the
+     * older one and says in one stderr line which it skipped, why, and
+     * which it loaded. Before: the judge said nothing and the audit failed
+     * with a `journal` failure ("differs from the replay"). */
+    assert_int_equal(sh("cd %s && ls journal.dls.ckpt/*.dls | sort | tail -1 > newest && "
+                        "ls journal.dls.ckpt/*.dls | sort | head -1 > oldest && "
+                        "printf '\\377' | dd of=$(cat newest) bs=1 seek=60 conv=notrunc "
+                        "2> /dev/null", d), 0);
+    assert_int_equal(sh("cd %s && %s audit --journal journal.dls --grantor arbiter --keyring "
+                        "keyring --media a1.dls > audit.out 2> audit.err", d, bin), 0);
+    assert_int_equal(sh("cd %s && grep -q '1 damaged (reported, not a failure)' audit.out && "
+                        "grep -q \"checkpoint $(basename $(cat newest) .dls | sed 's/^0*//') is "
+                        "damaged\" audit.out", d), 0);
+    assert_int_equal(sh("cd %s && %s judge --config judge.json --passes 1 > j3.out 2> j3.err", d,
+                        bin), 0);
+    assert_int_equal(sh("cd %s && test $(wc -l < j3.err) -eq 1 && grep -q \"warning: skipped "
+                        "checkpoint $(basename $(cat newest)) (its header record is unreadable\" "
+                        "j3.err && grep -q \"; loaded $(basename $(cat oldest))$\" j3.err", d),
+                     0);
     rm_rf(d);
     free(d);
 }
@@ -1170,6 +1212,14 @@ static bool detail_has(const dls_audit_summary *s, const char *needle)
 {
     for (size_t i = 0; i < s->n_failure_details; i++)
         if (strstr(s->failure_details[i], needle))
+            return true;
+    return false;
+}
+
+static bool warning_has(const dls_audit_summary *s, const char *needle)
+{
+    for (size_t i = 0; i < s->n_warnings; i++)
+        if (strstr(s->warnings[i], needle))
             return true;
     return false;
 }
@@ -1277,8 +1327,14 @@ static void test_audit_checks_checkpoints(void **state)
     assert_int_equal(dls_medium_append(h.journal, env, en, NULL, NULL), 0);
     s = audit_with(&h, &a, h.ckpt_dir);
     assert_int_equal(dls_audit_exit_status(a), 1);
-    assert_int_equal(s->checkpoints_mismatch, 2); /* the first commit: digest; the second: seq */
-    assert_true(detail_has(s, "its digest or record count"));
+    /* judge.md, Checkpoints: the first commit's file differs from its
+     * digest — not that checkpoint, reported as damaged, no failure; the
+     * second commit matches the planted file, which differs from the
+     * replay (seq): the one failure */
+    assert_int_equal(s->checkpoints_mismatch, 1);
+    assert_int_equal(s->checkpoints_damaged, 1);
+    assert_false(detail_has(s, "its digest or record count"));
+    assert_true(warning_has(s, "is damaged: its digest or record count"));
     assert_true(detail_has(s, "last counted seq"));
     dls_audit_del(a);
     h_fini(&h);

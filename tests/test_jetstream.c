@@ -430,6 +430,9 @@ static void test_url_parse(void **state)
         {"nats://h/s?replicas", 11},
         {"nats://h/s?replicas=3&", 22},
         {"nats://h/0123456789012345678901234567890123456789012345678901234567890123456789", 9},
+        {"nats://user:secret@h:4222/s", 7}, /* docs/jetstream.md: no credentials */
+        {"nats://token@h/s", 7},
+        {"nats://h,u:p@k/s", 7},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         memset(&w, 0, sizeof w);
@@ -441,6 +444,9 @@ static void test_url_parse(void **state)
         assert_non_null(w.reason);
         assert_true(w.offset == bad[i].offset);
     }
+    memset(&w, 0, sizeof w);
+    assert_int_equal(jsm_url_parse("nats://u:p@127.0.0.1:4222/s", &u, &w), DLS_ERR_CONFIG);
+    assert_non_null(strstr(w.reason, "URLs carry no credentials"));
     /* seventeen servers are too many */
     char many[512] = "nats://";
     for (int i = 0; i < 17; i++)

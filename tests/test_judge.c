@@ -26,6 +26,7 @@
 #include "daolease/mark.h"
 #include "daolease/medium_impl.h"
 #include "daolease/stream.h"
+#include "stream/internal.h"
 #include "vocab/heap.h"
 #include "judge/jtab.h"
 #include "judge_harness.h"
@@ -2493,6 +2494,45 @@ static void test_policy_owner_supplied(void **state)
 /* The journal                                                                                 */
 /* ======================================================================================== */
 
+static ssize_t enospc_pwritev(int fd, const struct iovec *iov, int cnt, off_t off)
+{
+    (void)fd, (void)iov, (void)cnt, (void)off;
+    errno = ENOSPC;
+    return -1;
+}
+
+/* judge.md Failure of the journal: a full disk stops the judge, and the
+ * owner can say why and where — dls_judge_journal_failure answers the
+ * medium's code (DLS_ERR_IO) with errno ENOSPC and the byte offset the
+ * append began at (the journal's size), for the CLI's one line. Before:
+ * only "journal write or sync failed (fatal)". */
+static void test_journal_enospc_named(void **state)
+{
+    (void)state;
+    harness h;
+    h_init(&h, 1, 1);
+    h_open(&h);
+    h_propose(&h, 0, 0, "job", "p", 0);
+    h_tick(&h, SEC);
+    dls_judge_pass_result r;
+    assert_int_equal(dls_judge_pass(h.j, &r), 0);
+    dls_where w = {0};
+    assert_int_equal(dls_judge_journal_failure(h.j, &w), 0);
+    struct stat st;
+    assert_int_equal(stat(h.journal_path, &st), 0);
+    static const dls_st_io full = {enospc_pwritev, fdatasync, ftruncate};
+    dls_st_set_io(h.journal, &full);
+    h_propose(&h, 0, 0, "job2", "p2", 0);
+    h_tick(&h, 2 * SEC);
+    assert_int_equal(dls_judge_pass(h.j, &r), DLS_ERR_JOURNAL_WRITE);
+    assert_int_equal(dls_judge_journal_failure(h.j, &w), DLS_ERR_IO);
+    assert_int_equal(w.sys_errno, ENOSPC);
+    assert_true(w.offset == (uint64_t)st.st_size);
+    assert_non_null(w.reason);
+    dls_st_set_io(h.journal, &dls_st_io_sys);
+    h_fini(&h);
+}
+
 /* judge.md Failure of the journal: any failed write is fatal; the handle
  * then refuses everything but _del. */
 static void test_journal_write_failure_fatal(void **state)
@@ -3871,6 +3911,7 @@ int main(void)
         cmocka_unit_test(test_policy_step7_order),
         cmocka_unit_test(test_policy_owner_supplied),
         cmocka_unit_test(test_journal_write_failure_fatal),
+        cmocka_unit_test(test_journal_enospc_named),
         cmocka_unit_test(test_journal_write_failure_every_append),
         cmocka_unit_test(test_journal_record_fields),
         cmocka_unit_test(test_journal_mark_continued_records),

@@ -397,6 +397,187 @@ static void test_grantor_key_rotation(void **state)
     assert_int_equal(audit("journal-2.dls", "arbiter-2"), 0);
 }
 
+/* ---- a journal is never cut silently ------------------------------------------------------ */
+
+/* Byte offsets of the records of stream file `name` (48-byte header, then
+ * L and CRC, 4 bytes each little-endian, then L bytes), up to `max`; the
+ * walk stops at the first length that runs past the end. */
+static size_t record_offsets(const char *name, uint64_t *offs, size_t max)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    size_t n = 0;
+    uint64_t at = 48;
+    unsigned char h[8];
+    while (n < max && fseek(f, (long)at, SEEK_SET) == 0 && fread(h, 1, 8, f) == 8) {
+        uint64_t len = h[0] | (uint64_t)h[1] << 8 | (uint64_t)h[2] << 16 | (uint64_t)h[3] << 24;
+        offs[n++] = at;
+        at += 8 + len;
+    }
+    fclose(f);
+    return n;
+}
+
+static uint64_t file_size(const char *name)
+{
+    char path[512];
+    struct stat st;
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    assert_int_equal(stat(path, &st), 0);
+    return (uint64_t)st.st_size;
+}
+
+/* Flips the low bit of the byte at `at` of file `name`. */
+static void flip_bit(const char *name, uint64_t at)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "r+b");
+    assert_non_null(f);
+    assert_int_equal(fseek(f, (long)at, SEEK_SET), 0);
+    int c = fgetc(f);
+    assert_true(c != EOF);
+    assert_int_equal(fseek(f, (long)at, SEEK_SET), 0);
+    fputc(c ^ 1, f);
+    fclose(f);
+}
+
+/* A journal with a few finished runs on it (grants, releases, marks). */
+static void journal_with_history(void)
+{
+    pid_t judge = start_judge("--create");
+    for (int i = 1; i <= 3; i++)
+        SH("cd %s && %s run --config run-a%d.json --subject s%d --wait 5s -- true 2> /dev/null",
+           dir, bin, i, i);
+    sleep_ms(300);
+    stop(judge);
+}
+
+/* judge.md "Failure of the journal" (revision 5), cli.md Operators
+ * (`stream repair`): a bit flipped in the 4th record from the end of the
+ * journal — a bad record followed by 3 CRC-valid ones, within R of the
+ * end — makes `daolease judge` refuse to start (exit 1) with one line
+ * naming the file, the byte offset, the count and the remedy, and nothing
+ * is cut; `stream repair` without --yes off a terminal is a usage error
+ * and changes nothing; with --yes it moves the tail to the sidecar and
+ * says so; a plain torn write (no CRC-valid record after it) is still cut
+ * by the judge as before. Before: exit 0, empty stderr, 3 records moved. */
+static void test_judge_refuses_to_cut_valid_records(void **state)
+{
+    (void)state;
+    journal_with_history();
+    /* a plain torn write first: half a record header, no CRC-valid record
+     * after it — cut as before (saved to the sidecar), the judge starts */
+    uint64_t whole = file_size("journal.dls");
+    SH("cd %s && printf '\\005\\000\\000' >> journal.dls", dir);
+    SH("cd %s && %s judge --config judge.json --passes 2 > out 2> err", dir, bin);
+    char torn[64];
+    snprintf(torn, sizeof torn, "journal.dls.torn-%" PRIu64, whole);
+    assert_int_equal(file_size(torn), 3);
+    SH("cd %s && rm %s", dir, torn);
+
+    uint64_t offs[4096];
+    size_t n = record_offsets("journal.dls", offs, 4096);
+    assert_true(n >= 8);
+    uint64_t bad = offs[n - 4], size = file_size("journal.dls");
+    flip_bit("journal.dls", bad + 8 + 2); /* inside the payload: CRC fails */
+    int rc = run_sh("cd %s && %s judge --config judge.json --passes 2 > out 2> err", dir, bin);
+    assert_int_equal(rc, 1);
+    SH("test $(wc -l < %s/err) -eq 1", dir);
+    SH("grep -q 'journal.dls: refusing to start: the record at byte %" PRIu64
+       " is bad and 3 CRC-valid records follow it' %s/err && grep -q 'stream repair journal.dls' "
+       "%s/err",
+       bad, dir, dir);
+    assert_int_equal(file_size("journal.dls"), size); /* nothing cut */
+    SH("cd %s && ! ls journal.dls.torn-* 2> /dev/null", dir);
+
+    rc = run_sh("cd %s && %s stream repair journal.dls < /dev/null > out 2> err", dir, bin);
+    assert_int_equal(rc, 2);
+    SH("grep -q -- '--yes' %s/err && grep -q 'byte %" PRIu64 "' %s/err", dir, bad, dir);
+    assert_int_equal(file_size("journal.dls"), size);
+
+    SH("cd %s && %s stream repair journal.dls --yes < /dev/null > out 2> err", dir, bin);
+    SH("grep -q 'moved the tail at byte %" PRIu64 " to .*journal.dls.torn-%" PRIu64 ": %" PRIu64
+       " bytes, 3 CRC-valid records' %s/out",
+       bad, bad, size - bad, dir);
+    assert_int_equal(file_size("journal.dls"), bad);
+    char side[64];
+    snprintf(side, sizeof side, "journal.dls.torn-%" PRIu64, bad);
+    assert_int_equal(file_size(side), size - bad);
+
+}
+
+/* judge.md "Failure of the journal" (revision 5): a journal cut back at a
+ * record boundary under a stopped judge (SIGSTOP, truncate, SIGCONT) makes
+ * the judge stop at its next append with a non-zero exit and a line naming
+ * the shrink, and it writes nothing at its remembered offset (no hole of
+ * zeros: the file keeps the truncated size). Before: it kept pwrite-ing
+ * past the end, leaving zeros that hid every later record. */
+static void test_journal_cut_back_under_judge(void **state)
+{
+    (void)state;
+    pid_t judge = start_judge("--create");
+    for (int i = 1; i <= 2; i++)
+        SH("cd %s && %s run --config run-a%d.json --subject s%d --wait 5s -- true 2> /dev/null",
+           dir, bin, i, i);
+    sleep_ms(200);
+    kill(judge, SIGSTOP);
+    uint64_t offs[4096];
+    size_t n = record_offsets("journal.dls", offs, 4096);
+    assert_true(n >= 4);
+    uint64_t cut = offs[n / 2];
+    SH("cd %s && truncate -s %" PRIu64 " journal.dls", dir, cut);
+    kill(judge, SIGCONT);
+    /* something for the judge to write: a proposal */
+    pid_t agent = spawn_group("cd %s && exec %s run --config run-a3.json --subject s3 "
+                              "--wait 3s -- true > /dev/null 2>&1",
+                              dir, bin);
+    int st = -1;
+    for (int i = 0; i < 500 && st < 0; i++) {
+        int ws;
+        if (waitpid(judge, &ws, WNOHANG) == judge)
+            st = WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
+        else
+            sleep_ms(10);
+    }
+    kill(-agent, SIGKILL);
+    wait_status(agent);
+    if (st < 0)
+        kill9(judge);
+    assert_int_equal(st, 1);
+    SH("grep -q 'journal.dls: journal append at byte %" PRIu64 ": the file is shorter than what "
+       "this exclusive writer wrote' %s/judge.err",
+       cut, dir);
+    assert_int_equal(file_size("journal.dls"), cut);
+    /* a reader that had read past the cut stops there with transport-error */
+}
+
+/* The same rule for a journal whose path was replaced under the judge
+ * (judge.md "Failure of the journal": "its path naming another file"). */
+static void test_journal_replaced_under_judge(void **state)
+{
+    (void)state;
+    pid_t judge = start_judge("--create");
+    SH("cd %s && cp journal.dls j2 && mv j2 journal.dls", dir);
+    SH("cd %s && %s run --config run-a1.json --subject s1 --wait 2s -- true > /dev/null 2>&1 "
+       "|| true",
+       dir, bin);
+    int st = -1;
+    for (int i = 0; i < 300 && st < 0; i++) {
+        int ws;
+        if (waitpid(judge, &ws, WNOHANG) == judge)
+            st = WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
+        else
+            sleep_ms(10);
+    }
+    if (st < 0)
+        kill9(judge);
+    assert_int_equal(st, 1);
+    SH("grep -q 'no longer names the file this exclusive writer opened' %s/judge.err", dir);
+}
+
 /* ---- kill -9 under live agents ----------------------------------------------------------- */
 
 /* issue 12 item 16: the CLI judge killed -9 at random moments under live
@@ -426,7 +607,13 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_lost_ledger_with_real_holders, setup, teardown),
         cmocka_unit_test_setup_teardown(test_grantor_key_rotation, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_judge_refuses_to_cut_valid_records, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_journal_cut_back_under_judge, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_journal_replaced_under_judge, setup, teardown),
         cmocka_unit_test_setup_teardown(test_kill9_judge_under_agents, setup, teardown),
     };
+    if (getenv("DLS_TEST_FILTER")) /* e.g. "test_journal_*" */
+        cmocka_set_test_filter(getenv("DLS_TEST_FILTER"));
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1021,6 +1021,84 @@ static void test_lock_bounded(void **state)
     dls_medium_del(b);
 }
 
+/* judge.md "Failure of the journal" (revision 5), library side: an
+ * exclusive writer (a journal) refuses a torn tail that holds CRC-valid
+ * records with DLS_ERR_VALID_TAIL, w.offset = the bad record, w.count =
+ * the valid records, and cuts nothing; dls_medium_repair moves it to the
+ * sidecar and says what it moved; a plain torn write is still cut by an
+ * exclusive writer. Then: an exclusive writer whose file was cut back
+ * under it answers DLS_ERR_SHRUNK and writes nothing (no hole), and a
+ * reader that had read past the cut answers transport-error. */
+static void test_exclusive_keeps_valid_records(void **state)
+{
+    (void)state;
+    dls_medium *m = create_file("k.dls", DLS_SYNC_NONE);
+    uint64_t ends[6];
+    for (uint64_t i = 0; i < 6; i++) {
+        append_seq(m, 1, i, 10);
+        ends[i] = file_size(tpath("k.dls"));
+    }
+    dls_medium_del(m);
+    /* flip a payload byte of record 2: records 3, 4, 5 stay CRC-valid */
+    int fd = open(tpath("k.dls"), O_RDWR);
+    assert_true(fd >= 0);
+    uint8_t c;
+    assert_int_equal(pread(fd, &c, 1, (off_t)ends[1] + 10), 1);
+    c ^= 1;
+    assert_int_equal(pwrite(fd, &c, 1, (off_t)ends[1] + 10), 1);
+    close(fd);
+    dls_medium_settings s = settings(DLS_SYNC_NONE);
+    s.exclusive = true;
+    dls_where w = {0};
+    m = NULL;
+    assert_int_equal(dls_medium_open(&m, tpath("k.dls"), DLS_OPEN_APPEND, &s, &w),
+                     DLS_ERR_VALID_TAIL);
+    assert_null(m);
+    assert_true(w.offset == ends[1] && w.count == 3);
+    assert_true(file_size(tpath("k.dls")) == ends[5]);
+    dls_torn_cut cut;
+    char *side = NULL;
+    memset(&w, 0, sizeof w);
+    assert_int_equal(dls_medium_repair(tpath("k.dls"), NULL, &cut, &side, &w), 0);
+    assert_true(cut.cuts == 1 && cut.offset == ends[1] && cut.bytes == ends[5] - ends[1] &&
+                cut.valid_records == 3 && cut.sidecar == NULL);
+    assert_non_null(side);
+    assert_true(file_size(side) == ends[5] - ends[1]);
+    free(side);
+    assert_true(file_size(tpath("k.dls")) == ends[1]);
+    /* nothing left to repair */
+    assert_int_equal(dls_medium_repair(tpath("k.dls"), NULL, &cut, NULL, &w), 0);
+    assert_true(cut.cuts == 0);
+    /* a plain torn write (no CRC-valid record after it) is cut as before */
+    fd = open(tpath("k.dls"), O_WRONLY | O_APPEND);
+    assert_int_equal(write(fd, "\x05\x00\x00", 3), 3);
+    close(fd);
+    assert_int_equal(dls_medium_open(&m, tpath("k.dls"), DLS_OPEN_APPEND, &s, &w), 0);
+    assert_true(file_size(tpath("k.dls")) == ends[1]);
+    /* cut back under the exclusive writer: refused, nothing written */
+    dls_medium *r = open_path(tpath("k.dls"), DLS_OPEN_READ, 0);
+    dls_cursor *cur;
+    dls_record rec;
+    assert_int_equal(dls_cursor_new(&cur, r, 0), 0);
+    assert_int_equal(dls_cursor_next(cur, &rec, NULL), DLS_NEXT_OK);
+    assert_int_equal(dls_cursor_next(cur, &rec, NULL), DLS_NEXT_OK);
+    assert_int_equal(dls_cursor_next(cur, &rec, NULL), DLS_NEXT_BLOCKED);
+    assert_int_equal(truncate(tpath("k.dls"), (off_t)ends[0]), 0);
+    uint8_t b[64];
+    size_t n = make_payload(b, 1, 9, 0);
+    uint64_t pos;
+    memset(&w, 0, sizeof w);
+    assert_int_equal(dls_medium_append(m, b, n, &pos, &w), DLS_ERR_SHRUNK);
+    assert_true(w.offset == ends[0] && w.reason != NULL);
+    assert_int_equal(dls_medium_append(m, b, n, &pos, &w), DLS_ERR_SHRUNK); /* for good */
+    assert_true(file_size(tpath("k.dls")) == ends[0]);
+    memset(&w, 0, sizeof w);
+    assert_int_equal(dls_cursor_next(cur, &rec, &w), DLS_NEXT_ERROR);
+    dls_cursor_del(cur);
+    dls_medium_del(r);
+    dls_medium_del(m);
+}
+
 static void test_cloexec(void **state)
 {
     (void)state;
@@ -2588,8 +2666,8 @@ static void test_cli_torn_warning(void **state)
     assert_non_null(strstr(out, "sidecar"));
     /* and audit, reading the medium as a journal (its verdict on this
      * unsigned file does not matter here: the warning does) */
-    snprintf(args, sizeof args, "audit --journal %s --grantor g --keyring %s", p,
-             vec("keyring"));
+    snprintf(args, sizeof args, "audit --journal %s --grantor g --keyring %s --media %s", p,
+             vec("keyring"), vec("three.dls"));
     (void)run_cli(args, out, sizeof out);
     assert_non_null(strstr(out, "torn-tail sidecar"));
     /* stream seal says so too */
@@ -2902,6 +2980,7 @@ int main(void)
         T(test_vector_torn),
         T(test_two_handles_one_process),
         T(test_lock_bounded),
+        T(test_exclusive_keeps_valid_records),
         T(test_cloexec),
         T(test_two_processes),
         T(test_kill_recovery),

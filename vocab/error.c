@@ -36,6 +36,9 @@ const char *dls_strerror(int code)
     case DLS_ERR_RECORD: return "record length out of range";
     case DLS_ERR_TRANSPORT: return "medium transport error";
     case DLS_ERR_MEDIUM_ID: return "medium id mismatch";
+    case DLS_ERR_VALID_TAIL: return "a bad record is followed by CRC-valid records (never cut "
+                                    "from a journal: see `daolease stream repair`)";
+    case DLS_ERR_SHRUNK: return "the medium is shorter than what was written or read";
     case DLS_ERR_REDIS_TYPE: return "a Redis key holds the wrong type for a medium";
     case DLS_ERR_KEYRING: return "malformed keyring or key file";
     case DLS_ERR_KEYKIND: return "wrong key kind";

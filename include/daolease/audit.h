@@ -233,10 +233,13 @@ typedef struct dls_audit_summary {
      * NULL; the results cover what was read before it. */
     const char *incomplete;
     uint64_t incomplete_position;
-    /* checkpoints (settings.checkpoints): commit records checked, found
-     * different (each also a journal_malformed failure), or whose file is
-     * not in the folder (pruned: not checked, never a failure) */
-    uint64_t checkpoints_checked, checkpoints_mismatch, checkpoints_missing;
+    /* checkpoints (settings.checkpoints): commit records checked (a
+     * readable file with the commit's digest and count), found different
+     * (each also a journal_malformed failure), whose file is not in the
+     * folder (pruned: not checked, never a failure), or whose file cannot
+     * be read or does not match its commit (damaged: not that checkpoint,
+     * judge.md; a warning, never a failure) */
+    uint64_t checkpoints_checked, checkpoints_mismatch, checkpoints_missing, checkpoints_damaged;
 
     /* Starting at a checkpoint (judge.md rev 4, Checkpoints, Audit; issue 17
      * item 4). `journal_first` is the journal's first retained position (0:

@@ -61,6 +61,11 @@ typedef enum dls_error {
     DLS_ERR_RECORD = -205,     /* a record is empty or longer than 65536 bytes */
     DLS_ERR_TRANSPORT = -206,  /* a medium cannot be read or written (remote media) */
     DLS_ERR_MEDIUM_ID = -207,  /* a medium's id is not the expected one */
+    DLS_ERR_VALID_TAIL = -208, /* a bad record is followed by CRC-valid records that an
+                                  exclusive writer (a journal) never cuts: dls_where's
+                                  offset = the bad record, count = the valid records */
+    DLS_ERR_SHRUNK = -209,     /* a medium is shorter than what was written or read, or its
+                                  path names another file */
     DLS_ERR_REDIS_TYPE = -250, /* a Redis key of a medium holds another type than its layout */
 
     /* attribution, -300 … -399 */
@@ -114,13 +119,16 @@ DLS_EXPORT int dls_err_is_fatal(int code);
 /* Where and why something failed: filled by decoders, readers and loaders.
  * `offset` is a byte offset within the input (or a position for streams,
  * see the function's doc); `line` is 1-based for text inputs, 0 otherwise;
- * `reason` is a static string; `sys_errno` is errno for DLS_ERR_IO. */
+ * `reason` is a static string; `sys_errno` is errno for DLS_ERR_IO;
+ * `count` is a count the error names (DLS_ERR_VALID_TAIL: the CRC-valid
+ * records after the bad one), 0 otherwise. */
 typedef struct dls_where {
     uint64_t offset;
     uint64_t line;
     const char *reason;
     int rule;
     int sys_errno;
+    uint64_t count;
 } dls_where;
 
 #ifdef __cplusplus

@@ -436,6 +436,27 @@ DLS_EXPORT size_t dls_judge_live(const dls_judge *j);
 DLS_EXPORT uint64_t dls_judge_highest_lease(const dls_judge *j);
 DLS_EXPORT uint64_t dls_judge_last_pass(const dls_judge *j);
 
+/* What a restart with checkpoint_dir did (judge.md, Checkpoints: "a
+ * checkpoint without that record, or whose digest differs, does not
+ * exist"), newest first: each checkpoint it skipped and why, then the one
+ * it loaded (none loaded: full replay). For the owner to warn about. */
+typedef struct dls_judge_ckpt_note {
+    uint64_t pass;     /* the checkpoint: <checkpoint_dir>/<pass as 20 digits>.dls */
+    bool loaded;       /* true: the one loaded; false: skipped */
+    const char *why;   /* skipped: a static sentence; loaded: NULL */
+} dls_judge_ckpt_note;
+
+/* The notes of the restart, borrowed until dls_judge_del; *n their count
+ * (0 without checkpoint_dir or checkpoints). */
+DLS_EXPORT const dls_judge_ckpt_note *dls_judge_checkpoint_notes(const dls_judge *j, size_t *n);
+
+/* After DLS_ERR_JOURNAL_WRITE (judge.md, Failure of the journal): the
+ * medium's own code for the failed append (DLS_ERR_IO, DLS_ERR_SHRUNK, …)
+ * with *w (optional) its where/why — `offset` the byte offset or position
+ * the medium names, `reason`, `sys_errno` (ENOSPC, EIO, …). 0 while the
+ * journal has not failed. */
+DLS_EXPORT int dls_judge_journal_failure(const dls_judge *j, dls_where *w);
+
 /* Bytes the ledger holds (leases, subjects, tables, heaps, waiters). */
 DLS_EXPORT size_t dls_judge_memory(const dls_judge *j);
 

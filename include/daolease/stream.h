@@ -174,6 +174,38 @@ typedef struct dls_torn_cut {
  * nothing (or m is not a file or segmented medium open for append). */
 DLS_EXPORT bool dls_medium_last_cut(dls_medium *m, dls_torn_cut *out);
 
+/* The operator's explicit cut (cli.md, `stream repair PATH`; judge.md
+ * "Failure of the journal", revision 5): opens the file or segmented
+ * medium at `path` for append as a shared writer, which applies the
+ * torn-tail rule of stream-format.md — the bytes from the first bad record
+ * to the end saved to a sidecar first, then cut — even where they hold
+ * CRC-valid records (an exclusive writer such as a judge's journal refuses
+ * that with DLS_ERR_VALID_TAIL), and closes it. *out (optional) receives
+ * what was cut (out->cuts == 0: nothing was; out->sidecar is NULL: the
+ * sidecar's path goes to *sidecar, malloc'd, when that is not NULL).
+ * Corruption (more than R bytes after the bad record) is refused as by
+ * dls_medium_open (DLS_ERR_CORRUPT); a medium whose writer holds it
+ * (a running judge) answers DLS_ERR_LOCKED after `lock_timeout_ms` of `s`
+ * (NULL: defaults). Other errors as dls_medium_open. */
+DLS_EXPORT int dls_medium_repair(const char *path, const dls_medium_settings *s,
+                                 dls_torn_cut *out, char **sidecar, dls_where *w);
+
+/* What a reader cannot tell by itself (stream-format.md: a reader answers
+ * blocked at a torn tail): whether the bad record where the stream file
+ * at `path` (a segmented directory: its newest segment) stops is a write in
+ * progress or damage. Reads the file once, takes no lock, changes nothing.
+ * 0 with *out filled: out->bytes == 0 when the file ends on a whole record;
+ * else out->offset = the bad record, out->bytes = from it to the end,
+ * out->valid_records = the CRC-valid records in those bytes (more than 0:
+ * damage — a write in progress is never followed by a whole record),
+ * out->cuts = 0, out->sidecar = NULL. DLS_ERR_HEADER when the file is
+ * shorter than its 48-byte header (w->offset = its size) or not a stream
+ * file; DLS_ERR_CORRUPT for a bad record more than R bytes from the end
+ * (w->offset); DLS_ERR_INVAL for a redis:// or nats:// URL; DLS_ERR_NOTFOUND,
+ * DLS_ERR_IO, DLS_ERR_NOMEM. Used by `dump`, `audit`, `watch` and `status`
+ * (docs/cli.md: a tool that could not read what it was given says so). */
+DLS_EXPORT int dls_medium_check_tail(const char *path, dls_torn_cut *out, dls_where *w);
+
 /* Torn-tail sidecars beside the medium at `path`: files named
  * `<path>.torn-*` beside a stream file, or `*.seg.torn-*` inside a
  * segmented directory (stream-format.md rev 4: `dump` and `audit` warn

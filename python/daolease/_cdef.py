@@ -44,6 +44,8 @@ typedef enum dls_error {
     DLS_ERR_RECORD = -205,
     DLS_ERR_TRANSPORT = -206,
     DLS_ERR_MEDIUM_ID = -207,
+    DLS_ERR_VALID_TAIL = -208,
+    DLS_ERR_SHRUNK = -209,
     DLS_ERR_REDIS_TYPE = -250,
     DLS_ERR_KEYRING = -300,
     DLS_ERR_KEYKIND = -301,
@@ -83,6 +85,7 @@ typedef struct dls_where {
     const char *reason;
     int rule;
     int sys_errno;
+    uint64_t count;
 } dls_where;
 const char *dls_strerror(int code);
 int dls_err_is_fatal(int code);
@@ -619,7 +622,7 @@ typedef struct dls_audit_summary {
     const char *const *failure_details; size_t n_failure_details;
     const char *incomplete;
     uint64_t incomplete_position;
-    uint64_t checkpoints_checked, checkpoints_mismatch, checkpoints_missing;
+    uint64_t checkpoints_checked, checkpoints_mismatch, checkpoints_missing, checkpoints_damaged;
     uint64_t journal_first;
     uint64_t start_checkpoint;
     uint64_t not_audited_to;

@@ -4,6 +4,7 @@ from __future__ import annotations
 import os
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
+from . import _args
 from ._lib import check, cstr, ffi, lib, new_where, pystr, span
 from .stream import Keyring, Stream
 from .values import decode_value
@@ -34,7 +35,7 @@ def audit(journal: str, grantor: str, keyring: Union[str, Keyring],
     kr = keyring if isinstance(keyring, Keyring) else Keyring.load(keyring)
     jm = Stream.open(journal)
     streams, parties, paths = [], [], []
-    for m in media:
+    for m in _args.sequence("media", media):
         path, party = (m, None) if isinstance(m, (str, os.PathLike)) else m
         paths.append(path)
         streams.append(Stream.open(path))
@@ -122,10 +123,13 @@ def audit(journal: str, grantor: str, keyring: Union[str, Keyring],
                                   "journal_first": int(s.journal_first)}
     if s.journal_missing_to:
         reports["journal_missing"] = [int(s.journal_missing_from), int(s.journal_missing_to)]
-    if s.checkpoints_checked or s.checkpoints_mismatch or s.checkpoints_missing:
+    if (s.checkpoints_checked or s.checkpoints_mismatch or s.checkpoints_missing
+            or s.checkpoints_damaged):
         reports["checkpoints"] = {"checked": int(s.checkpoints_checked),
                                   "mismatch": int(s.checkpoints_mismatch),
                                   "missing": int(s.checkpoints_missing)}
+        if s.checkpoints_damaged:
+            reports["checkpoints"]["damaged"] = int(s.checkpoints_damaged)
     if s.incomplete != ffi.NULL:
         reports["incomplete"] = pystr(s.incomplete)
     summary = {

@@ -42,6 +42,10 @@ def _duration(d: Dict[str, int]):
     (unit, mag), = d.items()
     if unit not in UNITS:
         raise ValueError(f"unknown unit {unit!r}")
+    if isinstance(mag, bool) or not isinstance(mag, int):
+        # docs/python.md, Arguments: never rounded ({"s": 1.5} was 1 s)
+        raise TypeError(f"a duration's magnitude is an integer, not {mag!r} "
+                        f"(write {{'ms': 1500}} for 1.5 s)")
     out = ffi.new("dls_duration *")
     check(lib.dls_duration_make(out, UNITS.index(unit), int(mag)), "duration")
     return out[0]

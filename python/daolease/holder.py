@@ -36,6 +36,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Dict, Iterator, List, Optional
 
+from . import _args
 from . import config as _config
 from ._lib import DaoleaseError, check, cstr, ffi, lib, new_where, pystr, span
 from ._ticks import Ticks
@@ -273,9 +274,10 @@ class Holder:
         judge's default). Returns the proposal handle named by later
         events. DaoleaseError DLS_ERR_SIZING (with the numbers) when the ask
         fails a sizing relation."""
+        shared = _args.flag("shared", shared)
         enc = encode_value(subject)
         ask = duration if duration is not None else self.default_duration
-        askp = ffi.new("dls_duration *", _duration(ask)) if ask else ffi.NULL
+        askp = ffi.new("dls_duration *", _duration(ask)) if ask is not None else ffi.NULL
         handle = ffi.new("uint64_t *")
         with self._lock:
             self._live()
@@ -439,6 +441,8 @@ class Holder:
         Raises Refused, TimeoutError after `wait` seconds (the proposal
         stays outstanding; a late grant lapses by silence), or
         DaoleaseError."""
+        wait = _args.seconds("wait", wait)  # before anything is appended
+        shared = _args.flag("shared", shared)
         self.start()
         w = _Waiter(subject)
         with self._lock:

@@ -23,6 +23,7 @@ import threading
 import time
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
+from . import _args
 from . import config as _config
 from ._lib import DaoleaseError, check, cstr, ffi, lib, new_where, pystr, span
 from ._ticks import Ticks
@@ -66,6 +67,7 @@ class Judge:
                  lock_delay: Optional[Dict[str, int]] = None) -> None:
         self._lock = threading.RLock()  # a judge belongs to one thread at a time
         self._grantor, self._journal, self._keyring = grantor, journal, keyring
+        media = _args.sequence("media", media)
         self._media = [m for m, _ in media]
         self._resolvers = [Resolver(m, keyring, party) for m, party in media]
         self._reclaim_fn, self._policy_fn, self._granted_fn = reclaim, policy, granted
@@ -140,7 +142,8 @@ class Judge:
         lock_delay; docs/config.md)."""
         c = _config.load(path, need=("media",))
         sync = c.get("sync", "data")
-        journal = Stream.open(c["journal"], append=True, create=True, sync=sync)
+        journal = Stream.open(c["journal"], append=True, create=True, sync=sync,
+                              exclusive=True)  # judge.md "Failure of the journal"
         media = [(Stream.open(p), party) for p, party in c["media"]]
         return cls(Secret.load(c["key"]), journal, media, Keyring.load(c["keyring"]),
                    tolerance=c.get("tolerance", {"ms": 250}),

@@ -12,9 +12,11 @@ import os
 from dataclasses import dataclass
 from typing import Iterator, Optional, Union
 
+from . import _args
 from ._lib import DaoleaseError, Handle, check, cstr, ffi, lib, new_where, pystr, span
 
 PathLike = Union[str, "os.PathLike[str]"]
+
 SYNC = {"none": 0, "data": 1, "group": 2}
 
 
@@ -160,7 +162,7 @@ class Stream(Handle):
     def _settings(sync: str, exclusive: bool = False):
         s = ffi.new("dls_medium_settings *")
         lib.dls_medium_settings_default(s)
-        s.sync = SYNC[sync]
+        s.sync = SYNC[_args.sync(sync)]
         s.exclusive = exclusive
         return s
 
@@ -175,14 +177,18 @@ class Stream(Handle):
 
     @classmethod
     def open(cls, path: PathLike, *, append: bool = False, sync: str = "data",
-             create: bool = False) -> "Stream":
+             create: bool = False, exclusive: bool = False) -> "Stream":
+        """`exclusive` (with `append`): the one writer of a journal — the
+        writer lock held until close, a torn tail holding CRC-valid records
+        refused (DLS_ERR_VALID_TAIL), never cut; docs/streams.md."""
         p = os.fspath(path)
+        exclusive = _args.flag("exclusive", exclusive)
         if create and not os.path.exists(p):
             return cls.create(p, sync=sync)
         out = ffi.new("dls_medium **")
         w = new_where()
         mode = lib.DLS_OPEN_APPEND if append else lib.DLS_OPEN_READ
-        check(lib.dls_medium_open(out, cstr(p), mode, cls._settings(sync), w), p, w)
+        check(lib.dls_medium_open(out, cstr(p), mode, cls._settings(sync, exclusive), w), p, w)
         return cls(out[0])
 
     @classmethod

@@ -138,3 +138,49 @@ def test_audit_matches_c_command(site, judge_process):
     assert out.returncode == mine["exit"] == 0
     assert lines[:-1] == mine["leases"]
     assert lines[-1] == mine["summary"]
+
+
+def test_arguments_refused_before_anything_is_appended(site):
+    """docs/python.md, Arguments: no silent coercion — a duration's magnitude
+    must be an integer ({"s": 1.5} was granted for 1 s), {} is not "the
+    default", shared is a bool ("yes" was taken as true), wait is a number
+    (claim(wait="x") failed only after its proposal was appended), sync is
+    a policy name (a bare KeyError before), and a str where a list of media
+    is expected is refused (it was split into characters). Each is a
+    TypeError or ValueError raised before anything reaches the medium."""
+    from daolease import Holder, Judge
+    medium = site.path("agent-1.dls")
+
+    def records():
+        with Stream.open(medium) as s:
+            c = s.cursor()
+            n = len(list(c))
+            c.close()
+            return n
+
+    with Holder.from_config(site.path("agent-1.json")) as h:
+        before = records()
+        with pytest.raises(TypeError, match="integer"):
+            h.propose("item", duration={"s": 1.5})
+        with pytest.raises(ValueError, match="one unit"):
+            h.propose("item", duration={})
+        with pytest.raises(TypeError, match="True or False"):
+            h.propose("item", shared="yes")
+        with pytest.raises(TypeError, match="wait"):
+            with h.claim("item", wait="x"):
+                pass
+        with pytest.raises(ValueError, match="wait"):
+            h.acquire("item", wait=-1)
+        with pytest.raises(TypeError, match="True or False"):
+            h.acquire("item", shared=1, wait=1)
+        assert records() == before  # nothing appended
+    with pytest.raises(ValueError, match="sync is one of"):
+        Stream.open(medium, sync="bogus")
+    with pytest.raises(TypeError, match="sync is one of"):
+        Stream.create(site.path("other.dls"), sync=1)
+    with pytest.raises(TypeError, match="media is a list"):
+        daolease.audit(site.journal, "arbiter", site.keyring, site.media[0])
+    with pytest.raises(TypeError, match="media is a list"):
+        Judge(Secret.load(site.path("arbiter.secret")), Stream.open(site.journal, append=True),
+              "agent-1.dls", Keyring.load(site.keyring), tolerance={"ms": 250},
+              cadence={"ms": 100}, reclaim=lambda lease: None)

@@ -120,6 +120,13 @@ int jsm_url_parse(const char *url, jsm_url *u, dls_where *w)
     const char *slash = strchr(p, '/');
     if (!slash)
         return bad(u, w, len, "no /stream after the servers");
+    /* docs/jetstream.md: the medium has no way to pass a user, password
+     * or token yet — say so rather than fail on the host or port */
+    const char *at = memchr(p, '@', (size_t)(slash - p));
+    if (at)
+        return bad(u, w, 7, "URLs carry no credentials (user, password or token before '@'): "
+                            "the JetStream medium cannot pass any yet; use a server that "
+                            "trusts its network (docs/jetstream.md)");
     /* servers: comma-separated host[:port] */
     const char *s = p;
     while (s <= slash) {
