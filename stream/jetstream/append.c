@@ -22,7 +22,7 @@ int jsm_refresh(jsm *m, int64_t deadline, dls_where *w)
     for (;;) {
         jsOptions jo;
         jopts(m, &jo);
-        jo.Wait = left_of(deadline);
+        jo.Wait = try_wait(m, deadline);
         jsStreamInfo *si = NULL;
         jsErrCode ec = 0;
         natsStatus s = js_GetStreamInfo(&si, m->js, m->stream, &jo, &ec);
@@ -57,22 +57,35 @@ int jsm_refresh(jsm *m, int64_t deadline, dls_where *w)
     }
 }
 
-/* Is the message at `seq` this record (its bytes and this medium's header)? */
-static bool stored_is(jsm *m, uint64_t seq, const uint8_t *rec, size_t n, int64_t deadline)
+/* Is the message at `seq` this record (its bytes and this medium's
+ * header)? 1 yes, 0 no (another writer's, or none), or an error when the
+ * stream could not be read back before the deadline (the outcome of the
+ * append stays unknown: never taken for another writer's record). */
+static int stored_is(jsm *m, uint64_t seq, const uint8_t *rec, size_t n, int64_t deadline,
+                     dls_where *w)
 {
-    jsOptions jo;
-    jopts(m, &jo);
-    jo.Wait = left_of(deadline);
-    natsMsg *msg = NULL;
-    if (js_GetMsg(&msg, m->js, m->stream, seq, &jo, NULL) != NATS_OK)
-        return false;
-    const char *hdr = NULL;
-    bool same = (size_t)natsMsg_GetDataLength(msg) == n &&
-                !memcmp(natsMsg_GetData(msg), rec, n) &&
-                natsMsgHeader_Get(msg, HDR_MEDIUM, &hdr) == NATS_OK && hdr &&
-                !strcmp(hdr, m->hex);
-    natsMsg_Destroy(msg);
-    return same;
+    for (;;) {
+        jsOptions jo;
+        jopts(m, &jo);
+        jo.Wait = try_wait(m, deadline);
+        natsMsg *msg = NULL;
+        jsErrCode ec = 0;
+        natsStatus s = js_GetMsg(&msg, m->js, m->stream, seq, &jo, &ec);
+        if (s == NATS_OK) {
+            const char *hdr = NULL;
+            bool same = (size_t)natsMsg_GetDataLength(msg) == n &&
+                        !memcmp(natsMsg_GetData(msg), rec, n) &&
+                        natsMsgHeader_Get(msg, HDR_MEDIUM, &hdr) == NATS_OK && hdr &&
+                        !strcmp(hdr, m->hex);
+            natsMsg_Destroy(msg);
+            return same;
+        }
+        if (ec == JSNoMessageFoundErr)
+            return 0;
+        if (!transient(s, ec) || nats_Now() + RETRY_PAUSE_MS >= deadline)
+            return transport(w, s);
+        nats_Sleep(RETRY_PAUSE_MS);
+    }
 }
 
 /* Publishes one record directly after m->last, retrying transient failures
@@ -99,7 +112,7 @@ static int publish_one(jsm *m, const uint8_t *rec, size_t n, int64_t deadline, b
     for (;;) {
         jsPubOptions po;
         jsPubOptions_Init(&po);
-        po.MaxWait = left_of(deadline);
+        po.MaxWait = try_wait(m, deadline);
         po.ExpectStream = m->stream;
         jsPubAck *ack = NULL;
         jsErrCode ec = 0;
@@ -121,8 +134,10 @@ static int publish_one(jsm *m, const uint8_t *rec, size_t n, int64_t deadline, b
             m->last_known = false;
             return 1;
         }
-        if (s == NATS_TIMEOUT || ec)
-            *maybe = true; /* sent: the server may have stored it */
+        /* the outcome is unknown: whatever failed (a timeout, the leader
+         * lost, the connection dropped after the send), the server may have
+         * stored it; the read-back below (append_locked) decides */
+        *maybe = true;
         if (!transient(s, ec) || nats_Now() + RETRY_PAUSE_MS >= deadline) {
             natsMsg_Destroy(msg);
             m->last_known = false;
@@ -238,7 +253,9 @@ static size_t append_pipelined(jsm *m, const uint8_t *const *recs, const size_t 
 static int append_locked(jsm *m, const uint8_t *const *recs, const size_t *lens, size_t count,
                          uint64_t *first, dls_where *w)
 {
-    int64_t deadline = nats_Now() + (int64_t)m->timeout_ms;
+    /* every try of this call, and every read-back deciding what an earlier
+     * try stored, within retry_ms (docs/jetstream.md, "Failover budget") */
+    int64_t deadline = nats_Now() + (int64_t)m->retry_ms;
     int rc;
     if (!m->last_known && (rc = jsm_refresh(m, deadline, w)))
         return rc;
@@ -249,7 +266,10 @@ static int append_locked(jsm *m, const uint8_t *const *recs, const size_t *lens,
     bool maybe = false;      /* record i (and later ones) may be stored already */
     if (count > 1 && count <= PIPE_MAX) {
         bool conflict = false, sealed = false;
-        i = append_pipelined(m, recs, lens, count, deadline, &maybe, &conflict, &sealed);
+        int64_t pipe_deadline = nats_Now() + (int64_t)m->timeout_ms;
+        i = append_pipelined(m, recs, lens, count,
+                             pipe_deadline < deadline ? pipe_deadline : deadline, &maybe,
+                             &conflict, &sealed);
         if (i == count) {
             *first = base;
             return 0;
@@ -267,7 +287,11 @@ static int append_locked(jsm *m, const uint8_t *const *recs, const size_t *lens,
             return rc;
         uint64_t want = base + i;
         if (m->last != want) {
-            if (m->last > want && maybe && stored_is(m, want + 1, recs[i], lens[i], deadline)) {
+            int mine = 0;
+            if (m->last > want && maybe &&
+                (mine = stored_is(m, want + 1, recs[i], lens[i], deadline, w)) < 0)
+                return mine; /* could not read back: the outcome stays unknown */
+            if (mine) {
                 /* an earlier try of record i was stored after all */
                 m->last_known = m->last == want + 1;
                 m->last = want + 1;

@@ -29,7 +29,8 @@ typedef struct jsm {
     char *subject;
     char hex[33];
     uint8_t id[DLS_MEDIUM_ID_LEN];
-    unsigned timeout_ms;
+    unsigned timeout_ms;    /* the bound of one request */
+    unsigned retry_ms;      /* the bound of one append call, all its tries */
     bool exclusive;
     bool last_known;        /* `last` is the stream's last sequence as this writer knows it */
     uint64_t last;
@@ -102,6 +103,15 @@ static inline int64_t left_of(int64_t deadline)
 {
     int64_t left = deadline - nats_Now();
     return left > 50 ? left : 50;
+}
+
+/* The wait for one try of an append: timeout_ms, or what is left of the
+ * call's deadline when less (a try that timed out is followed by another
+ * one, answered by whichever server leads by then). */
+static inline int64_t try_wait(const jsm *m, int64_t deadline)
+{
+    int64_t left = left_of(deadline);
+    return left < (int64_t)m->timeout_ms ? left : (int64_t)m->timeout_ms;
 }
 
 /* append.c */
