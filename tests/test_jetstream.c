@@ -685,7 +685,23 @@ static void test_foreign_and_deleted_messages(void **state)
     stream_of(url, name);
     snprintf(subj, sizeof subj, "daolease.%s", name);
     assert_int_equal(js_Publish(NULL, r.js, subj, "\x81\xa1x\x01", 4, NULL, NULL), NATS_OK);
-    append_n(m, 1, 1, 1); /* the writer appends after it (position 2) */
+    /* docs/jetstream.md, "A broken medium": the writer learns it at its next
+     * append (before, it appended after it and answered ok, while every
+     * reader stopped at it for good), and at every later one; so does a
+     * writer that opens the medium afterwards */
+    uint8_t b[13];
+    uint64_t pos = 0;
+    dls_where aw = {0};
+    assert_int_equal(dls_medium_append(m, b, mkrec(b, 1, 1), &pos, &aw), DLS_ERR_CORRUPT);
+    assert_true(aw.offset == 1);
+    assert_non_null(strstr(aw.reason, "not a daolease record"));
+    assert_int_equal(dls_medium_append(m, b, mkrec(b, 1, 2), &pos, &aw), DLS_ERR_CORRUPT);
+    dls_medium *again = NULL;
+    assert_int_equal(dls_jetstream_open(&again, url, DLS_OPEN_APPEND, NULL, &aw), 0);
+    memset(&aw, 0, sizeof aw);
+    assert_int_equal(dls_medium_append(again, b, mkrec(b, 1, 3), &pos, &aw), DLS_ERR_CORRUPT);
+    assert_true(aw.offset == 1);
+    dls_medium_del(again);
     dls_medium *rd = open_read(url);
     dls_cursor *c;
     assert_int_equal(dls_cursor_new(&c, rd, 0), 0);
@@ -702,12 +718,13 @@ static void test_foreign_and_deleted_messages(void **state)
     snprintf(cmd, sizeof cmd, "\"$DAOLEASE_BIN\" dump '%s' > /dev/null 2>&1", url);
     assert_int_not_equal(system(cmd), 0);
 
-    /* a deleted message in the middle */
-    js_DeleteMsg(r.js, name, 3, NULL, NULL);
+    /* a deleted message in the middle; deny_delete: the daolease stream
+     * refuses it (the foreign message too: no remedy but a new medium) */
+    js_DeleteMsg(r.js, name, 1, NULL, NULL);
+    assert_int_not_equal(js_DeleteMsg(r.js, name, 2, NULL, NULL), NATS_OK);
     dls_cursor *d;
-    assert_int_equal(dls_cursor_new(&d, rd, 2), 0);
-    /* deny_delete: the daolease stream refused it, position 2 is intact */
-    expect_ok(d, 2, 1, 1);
+    assert_int_equal(dls_cursor_new(&d, rd, 0), 0);
+    expect_ok(d, 0, 1, 0); /* position 0 is intact */
     dls_cursor_del(d);
     dls_medium_del(rd);
     dls_medium_del(m);

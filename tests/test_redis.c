@@ -1330,6 +1330,54 @@ static void test_bogus_entries(void **state)
     dls_medium_del(m);
 }
 
+/* docs/redis.md, "A broken medium": an entry with a pos but without a rec
+ * a reader accepts — none, an empty one, two — added by hand stops every
+ * reader at its position for good. The writer learns it at its next
+ * append: refused with DLS_ERR_CORRUPT naming it, nothing written (before,
+ * the script checked only the last entry's pos and appended after it,
+ * answering ok, while the judge could read nothing past it and reclaimed
+ * by silence); appends go on once an operator XDELs it. */
+static void test_entry_without_rec_refuses_appends(void **state)
+{
+    (void)state;
+    NEED_SERVER();
+    char key[64], url[160];
+    fresh(key, url, "norec");
+    dls_medium *m = create(url, 0);
+    append_n(m, 1, 0, 2);
+    static const char *const bogus[] = {"XADD %s * pos 1 other x", "XADD %s * pos 1 rec %b",
+                                        "XADD %s * pos 1 rec a rec b"};
+    for (size_t k = 0; k < 3; k++) {
+        redisReply *x = k == 1 ? adm(bogus[k], key, "", (size_t)0) : adm(bogus[k], key);
+        assert_int_equal(x->type, REDIS_REPLY_STRING);
+        char bad[64];
+        snprintf(bad, sizeof bad, "%s", x->str);
+        freeReplyObject(x);
+        dls_cursor *c;
+        assert_int_equal(dls_cursor_new(&c, m, 0), 0);
+        expect_ok(c, 0, 1, 0);
+        expect_ok(c, 1, 1, 1);
+        expect_entry_error(c, 2, bad, ""); /* every reader stops here */
+        dls_cursor_del(c);
+        uint8_t rec[13];
+        uint64_t pos = 0;
+        dls_where w = {0};
+        assert_int_equal(dls_medium_append(m, rec, mkrec(rec, 2, (unsigned)k), &pos, &w),
+                         DLS_ERR_CORRUPT);
+        assert_non_null(strstr(w.reason, "not a record"));
+        x = adm("XLEN %s", key);
+        assert_int_equal(x->integer, 3); /* nothing written after it */
+        freeReplyObject(x);
+        adm0("XDEL %s %s", key, bad);
+    }
+    append_n(m, 1, 2, 1); /* the operator's XDEL: appends go on at position 2 */
+    dls_cursor *c;
+    assert_int_equal(dls_cursor_new(&c, m, 2), 0);
+    expect_ok(c, 2, 1, 2);
+    dls_cursor_del(c);
+    dls_medium_del(m);
+}
+
 /* ---- the writer fence ------------------------------------------------------ */
 
 /* stream-format.md rev 4 ("a Redis journal is fenced by <key>:writer") and
@@ -2463,6 +2511,7 @@ int main(void)
         cmocka_unit_test(test_noscript_fallback),
         cmocka_unit_test(test_acl_per_agent),
         cmocka_unit_test(test_bogus_entries),
+        cmocka_unit_test(test_entry_without_rec_refuses_appends),
         cmocka_unit_test(test_writer_fence),
         cmocka_unit_test(test_failover_loses_acked_append),
         cmocka_unit_test(test_judge_cli_two_machines),

@@ -37,6 +37,8 @@ int jsm_refresh(jsm *m, int64_t deadline, dls_where *w)
                 if (s == NATS_OK) {
                     sealed = dls_record_is_seal((const uint8_t *)natsMsg_GetData(msg),
                                                 (size_t)natsMsg_GetDataLength(msg));
+                    if (!jsm_is_record(m, msg) && !m->foreign)
+                        m->foreign = last; /* appending after it would hide it */
                     natsMsg_Destroy(msg);
                 } else if (ec == JSNoMessageFoundErr) {
                     s = NATS_OK; /* evicted meanwhile: not a seal */
@@ -86,6 +88,54 @@ static int stored_is(jsm *m, uint64_t seq, const uint8_t *rec, size_t n, int64_t
             return transport(w, s);
         nats_Sleep(RETRY_PAUSE_MS);
     }
+}
+
+/* The answer of every append once a message that is not a record was
+ * found on the stream (docs/jetstream.md, "A broken medium"): cursors stop
+ * at it for good (deny_delete keeps it there), so nothing this writer
+ * appends after it would ever be read; the writer learns it now. */
+static int foreign_fail(const jsm *m, dls_where *w)
+{
+    return dls_where_fill(w, DLS_ERR_CORRUPT,
+                          (dls_where){.offset = m->foreign - 1,
+                                      .reason = "a message that is not a daolease record "
+                                                "(published by hand or by another tool) is "
+                                                "on this medium: readers stop at it, so the "
+                                                "medium is unusable; move to a new medium "
+                                                "(docs/jetstream.md, A broken medium)"});
+}
+
+/* Are the messages after sequence `after` up to m->last (the newest
+ * FOREIGN_CHECK_MAX of them) records of this medium? Another daolease
+ * writer's are; a message published by hand is not, and sets m->foreign.
+ * 0, or an error when they cannot be read before the deadline. */
+static int check_foreign(jsm *m, uint64_t after, int64_t deadline, dls_where *w)
+{
+    uint64_t from = m->last - after > FOREIGN_CHECK_MAX ? m->last - FOREIGN_CHECK_MAX + 1
+                                                        : after + 1;
+    for (uint64_t seq = from; seq <= m->last && !m->foreign;) {
+        jsOptions jo;
+        jopts(m, &jo);
+        jo.Wait = try_wait(m, deadline);
+        natsMsg *msg = NULL;
+        jsErrCode ec = 0;
+        natsStatus s = js_GetMsg(&msg, m->js, m->stream, seq, &jo, &ec);
+        if (s == NATS_OK) {
+            if (!jsm_is_record(m, msg))
+                m->foreign = seq;
+            natsMsg_Destroy(msg);
+            seq++;
+            continue;
+        }
+        if (ec == JSNoMessageFoundErr) { /* evicted or purged meanwhile */
+            seq++;
+            continue;
+        }
+        if (!transient(s, ec) || nats_Now() + RETRY_PAUSE_MS >= deadline)
+            return transport(w, s);
+        nats_Sleep(RETRY_PAUSE_MS);
+    }
+    return 0;
 }
 
 /* Publishes one record directly after m->last, retrying transient failures
@@ -259,6 +309,8 @@ static int append_locked(jsm *m, const uint8_t *const *recs, const size_t *lens,
     int rc;
     if (!m->last_known && (rc = jsm_refresh(m, deadline, w)))
         return rc;
+    if (m->foreign)
+        return foreign_fail(m, w);
     if (m->sealed)
         return fail(w, DLS_ERR_SEALED, "the stream is sealed");
     uint64_t base = m->last; /* record i goes right after sequence base + i */
@@ -285,6 +337,8 @@ static int append_locked(jsm *m, const uint8_t *const *recs, const size_t *lens,
     while (i < count) {
         if (!m->last_known && (rc = jsm_refresh(m, deadline, w)))
             return rc;
+        if (m->foreign)
+            return foreign_fail(m, w);
         uint64_t want = base + i;
         if (m->last != want) {
             int mine = 0;
@@ -300,6 +354,12 @@ static int append_locked(jsm *m, const uint8_t *const *recs, const size_t *lens,
             }
             if (m->sealed)
                 return fail(w, DLS_ERR_SEALED, "the stream is sealed");
+            /* not this record: another writer's records, or a message
+             * published by hand, which would break the medium in silence */
+            if (m->last > want && (rc = check_foreign(m, want, deadline, w)))
+                return rc;
+            if (m->foreign)
+                return foreign_fail(m, w);
             if (i > 0)
                 return fail(w, DLS_ERR_LOCKED,
                             "another writer appended inside the batch: its first records "

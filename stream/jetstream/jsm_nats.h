@@ -8,6 +8,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "daolease/fact.h"
 #include "daolease/medium_impl.h"
@@ -20,6 +21,7 @@
 #define CONFLICT_RETRIES 64 /* a shared writer's retries after another writer's append */
 #define PIPE_MAX 256        /* records of a batch published before waiting for their acks */
 #define RETRY_PAUSE_MS 100 /* between tries of one call during a failover */
+#define FOREIGN_CHECK_MAX 64 /* newest messages of another writer checked for records */
 
 typedef struct jsm {
     pthread_mutex_t mu;     /* appends and seals */
@@ -35,6 +37,10 @@ typedef struct jsm {
     bool last_known;        /* `last` is the stream's last sequence as this writer knows it */
     uint64_t last;
     bool sealed;
+    uint64_t foreign;       /* 0, or the sequence of a message that is not a
+                               daolease record, found by this writer: every
+                               later append fails (docs/jetstream.md, "A
+                               broken medium") */
     /* a pipelined batch in flight (append_pipelined), under amu */
     pthread_mutex_t amu;
     pthread_cond_t acv;
@@ -112,6 +118,16 @@ static inline int64_t try_wait(const jsm *m, int64_t deadline)
 {
     int64_t left = left_of(deadline);
     return left < (int64_t)m->timeout_ms ? left : (int64_t)m->timeout_ms;
+}
+
+/* Is msg a record of this medium: its Dls-Medium header, 1 … 65536 bytes
+ * (what cursors accept)? */
+static inline bool jsm_is_record(const jsm *m, natsMsg *msg)
+{
+    const char *hdr = NULL;
+    int n = natsMsg_GetDataLength(msg);
+    return natsMsgHeader_Get(msg, HDR_MEDIUM, &hdr) == NATS_OK && hdr &&
+           !strcmp(hdr, m->hex) && n > 0 && (size_t)n <= DLS_RECORD_MAX;
 }
 
 /* append.c */
