@@ -83,6 +83,7 @@ struct run {
     dls_bytes subject_enc;  /* the subject as proposed (msgpack str) */
     struct stat jstat;      /* the journal file opened (a path, not a URL) */
     struct timespec t0;     /* the start (host clock: start-up retries) */
+    int renew_err;          /* the error of the last failed renewal said */
     bool watch_journal;
     unsigned turns;
 };
@@ -294,6 +295,30 @@ static void lose(struct run *r, uint64_t now, const char *why)
     r->stop_at = now;
 }
 
+/* A renewal of the run's lease failed (holder.md, `daolease run`; a
+ * broken medium: docs/redis.md, docs/jetstream.md). Each new error is said
+ * once. A medium that refuses the append — a bogus entry on it, its id
+ * changed, sealed, a key of another type, an ACL — will refuse every
+ * renewal until an operator acts: CMD is stopped at once rather than at
+ * the bound. A transport error may heal: the holder tries again at its
+ * next step and the bound protects the lease. */
+static void renewal_failed(struct run *r, uint64_t now, int err)
+{
+    if (err != r->renew_err)
+        fprintf(stderr, "daolease run: %s: a renewal of lease %" PRIu64 " failed: %s\n",
+                r->cfg.medium, r->lease, dls_strerror(err));
+    r->renew_err = err;
+    if (err == DLS_ERR_CORRUPT || err == DLS_ERR_MEDIUM_ID || err == DLS_ERR_SEALED ||
+        err == DLS_ERR_REDIS_TYPE || err == DLS_ERR_PERM) {
+        char why[200];
+        snprintf(why, sizeof why,
+                 "stopped: its medium refuses every append (%s): the medium is unusable "
+                 "(docs/redis.md, docs/jetstream.md: A broken medium)",
+                 dls_strerror(err));
+        lose(r, now, why);
+    }
+}
+
 static void handle_events(struct run *r, const dls_holder_result *res, char **cmd, int *exit_code)
 {
     for (size_t i = 0; i < res->n_events; i++) {
@@ -333,6 +358,8 @@ static void handle_events(struct run *r, const dls_holder_result *res, char **cm
                 snprintf(why, sizeof why, "stopped: %s",
                          e->text[0] ? e->text : "reached its bound");
             lose(r, res->now, why);
+        } else if (e->lease && e->lease == r->lease && e->kind == DLS_HOLDER_RENEWAL_FAILED) {
+            renewal_failed(r, res->now, e->error);
         } else if (e->lease && e->lease == r->lease && e->kind == DLS_HOLDER_LAPSED) {
             lose(r, res->now, "was reclaimed by the grantor");
         } else if (e->kind == DLS_HOLDER_SIZING) {

@@ -1755,6 +1755,71 @@ static void test_dump_names_bogus_entry(void **state)
     assert_int_equal(system(cmd), 0);
 }
 
+/* docs/redis.md, "A broken medium"; holder.md, `daolease run`: a
+ * `daolease run` holding a lease granted by `daolease judge` (file
+ * journal, the agent's medium on Redis); an entry with a pos but no rec is
+ * added by hand to the agent's stream. The run learns it from its next
+ * renewal (refused: the script checks the last entry as readers do), says
+ * so on stderr and stops its command at once, naming the medium unusable
+ * — before, its renewals kept answering ok after the entry while the
+ * judge could read nothing past it, and the run stopped only at its bound
+ * saying nothing of why. */
+static void test_run_stops_when_its_medium_breaks(void **state)
+{
+    (void)state;
+    NEED_SERVER();
+    const char *bin = getenv("DAOLEASE_BIN");
+    if (!bin) {
+        skip();
+        return;
+    }
+    char dir[64] = "/tmp/dls-redis-broken-XXXXXX", key[64], url[160], cmd[600], cfg[600];
+    assert_non_null(mkdtemp(dir));
+    snprintf(cmd, sizeof cmd,
+             "cd %s && \"%s\" keygen arbiter >> keyring && \"%s\" keygen a1 >> keyring && "
+             "\"%s\" stream create journal.dls > /dev/null",
+             dir, bin, bin, bin);
+    assert_int_equal(system(cmd), 0);
+    fresh(key, url, "broken");
+    dls_medium_del(create(url, 0));
+    int cn = snprintf(cfg, sizeof cfg,
+                      "{\"party\": \"arbiter\", \"key\": \"arbiter.secret\", \"keyring\": "
+                      "\"keyring\", \"journal\": \"journal.dls\", \"media\": [\"%s\"], "
+                      "\"tolerance\": {\"ms\": 250}, \"cadence\": {\"ms\": 100}, "
+                      "\"duration\": {\"s\": 3}}\n",
+                      url);
+    put(dir, "judge.json", cfg, (size_t)cn, 0600);
+    cn = snprintf(cfg, sizeof cfg,
+                  "{\"party\": \"a1\", \"key\": \"a1.secret\", \"keyring\": \"keyring\", "
+                  "\"grantor\": \"arbiter\", \"journal\": \"journal.dls\", \"medium\": \"%s\", "
+                  "\"duration\": {\"s\": 3}}\n",
+                  url);
+    put(dir, "a1.json", cfg, (size_t)cn, 0600);
+    const char *judge_args[] = {"judge", "--config", "judge.json", NULL};
+    const char *run_args[] = {"run", "--config", "a1.json", "--subject", "s1", "--wait",
+                              "20s", "--", "sleep", "60", NULL};
+    pid_t judge = cli_start(dir, "judge", judge_args);
+    pid_t run = cli_start(dir, "run", run_args);
+    /* granted and renewed once: a proposal and a renewal on the medium */
+    long long len = 0;
+    for (int i = 0; i < 2000 && len < 2; i++, sleep_ms(10)) {
+        redisReply *x = adm("XLEN %s", key);
+        len = x->integer;
+        freeReplyObject(x);
+    }
+    assert_true(len >= 2);
+    adm0("XADD %s * pos 0 other x", key); /* below :next, without rec */
+    int st = cli_wait(run, 30000);
+    assert_int_equal(st, 128 + SIGTERM); /* its command was stopped */
+    assert_true(file_has(dir, "run.err", "a renewal of lease"));
+    assert_true(file_has(dir, "run.err", "the medium is unusable"));
+    assert_int_equal(waitpid(judge, NULL, WNOHANG), 0); /* the judge runs on */
+    kill(judge, SIGTERM);
+    assert_int_equal(cli_wait(judge, 10000), 0);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
 /* Issue 12 item 8; stream-format.md rev 4 ("a Redis journal is fenced by
  * <key>:writer"), judge.md rev 4 Assembly: `daolease judge` runs on a Redis
  * journal as docs/redis.md configures it (it refused before: "needs
@@ -2515,6 +2580,7 @@ int main(void)
         cmocka_unit_test(test_writer_fence),
         cmocka_unit_test(test_failover_loses_acked_append),
         cmocka_unit_test(test_judge_cli_two_machines),
+        cmocka_unit_test(test_run_stops_when_its_medium_breaks),
         cmocka_unit_test(test_dump_names_bogus_entry),
         cmocka_unit_test(test_judge_file_journal_holders_on_redis),
         cmocka_unit_test(test_judge_redis_journal_holders_on_redis),
