@@ -298,18 +298,19 @@ static void lose(struct run *r, uint64_t now, const char *why)
 /* A renewal of the run's lease failed (holder.md, `daolease run`; a
  * broken medium: docs/redis.md, docs/jetstream.md). Each new error is said
  * once. A medium that refuses the append — a bogus entry on it, its id
- * changed, sealed, a key of another type, an ACL — will refuse every
- * renewal until an operator acts: CMD is stopped at once rather than at
- * the bound. A transport error may heal: the holder tries again at its
- * next step and the bound protects the lease. */
+ * changed, a key of another type, an ACL — will refuse every renewal until
+ * an operator acts: CMD is stopped at once rather than at the bound. A
+ * transport error may heal: the holder tries again at its next step and
+ * the bound protects the lease; a sealed medium (an operator's deliberate
+ * end) runs to the bound as before. */
 static void renewal_failed(struct run *r, uint64_t now, int err)
 {
     if (err != r->renew_err)
         fprintf(stderr, "daolease run: %s: a renewal of lease %" PRIu64 " failed: %s\n",
                 r->cfg.medium, r->lease, dls_strerror(err));
     r->renew_err = err;
-    if (err == DLS_ERR_CORRUPT || err == DLS_ERR_MEDIUM_ID || err == DLS_ERR_SEALED ||
-        err == DLS_ERR_REDIS_TYPE || err == DLS_ERR_PERM) {
+    if (err == DLS_ERR_CORRUPT || err == DLS_ERR_MEDIUM_ID || err == DLS_ERR_REDIS_TYPE ||
+        err == DLS_ERR_PERM) {
         char why[200];
         snprintf(why, sizeof why,
                  "stopped: its medium refuses every append (%s): the medium is unusable "
