@@ -16,6 +16,7 @@
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
@@ -26,6 +27,12 @@
 
 #define EXIT_NO_LEASE 75
 #define TURN_NS (5 * DLS_NS_PER_MS) /* the loop's longest sleep */
+/* cli.md `run`, start-up: a transport error opening the media, assembling
+ * the holder or appending the proposal (a remote medium's leader being
+ * re-elected, a server restarting) is tried again every STARTUP_PAUSE_NS
+ * for STARTUP_RETRY_NS from the start, then exits 1 as any other error. */
+#define STARTUP_RETRY_NS (30 * DLS_NS_PER_S)
+#define STARTUP_PAUSE_NS (500 * DLS_NS_PER_MS)
 
 static const char usage_text[] =
     "usage: daolease run --config FILE --subject S [--duration D] [--wait D]\n"
@@ -50,7 +57,8 @@ static const char usage_text[] =
     "lease was obtained (refused, e.g. \"unavailable\" once the current\n"
     "holder's term at arrival elapsed while it kept renewing; --wait elapsed;\n"
     "stopped before a grant); 1 when the medium is missing without --create;\n"
-    "2 for usage errors.\n";
+    "2 for usage errors. A transport error at start-up (opening the media,\n"
+    "the proposal's append) is tried again every 500 ms for 30 s first.\n";
 
 struct run {
     dls_config cfg;
@@ -74,6 +82,8 @@ struct run {
     const char *lease_file; /* --lease-file: the current lease id, for CMD */
     dls_bytes subject_enc;  /* the subject as proposed (msgpack str) */
     struct stat jstat;      /* the journal file opened (a path, not a URL) */
+    struct timespec t0;     /* the start (host clock: start-up retries) */
+    int renew_err;          /* the error of the last failed renewal said */
     bool watch_journal;
     unsigned turns;
 };
@@ -177,7 +187,8 @@ static int assemble(struct run *r)
     return dls_cli_holder_new(&r->holder, "run", r->cfg.file, &parts, &r->ticks);
 }
 
-static void teardown(struct run *r)
+/* Frees what assemble() made (the configuration stays). */
+static void disassemble(struct run *r)
 {
     dls_holder_del(r->holder);
     dls_cli_ticks_del(&r->ticks);
@@ -187,7 +198,48 @@ static void teardown(struct run *r)
     dls_medium_del(r->own);
     dls_keyring_del(r->keyring);
     dls_secret_del(r->secret);
+    r->holder = NULL;
+    r->jresolver = NULL;
+    r->jcursor = NULL;
+    r->journal = r->own = NULL;
+    r->keyring = NULL;
+    r->secret = NULL;
+}
+
+static void teardown(struct run *r)
+{
+    disassemble(r);
     dls_config_free(&r->cfg);
+}
+
+/* Is there start-up budget left for another try after a transport error
+ * (STARTUP_RETRY_NS since the start)? Says so on stderr when there is. */
+static bool startup_retry(const struct run *r, const char *what, unsigned tries)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    int64_t spent = (int64_t)(now.tv_sec - r->t0.tv_sec) * (int64_t)DLS_NS_PER_S +
+                    (int64_t)(now.tv_nsec - r->t0.tv_nsec);
+    if (dls_cli_stop_requested() || spent + (int64_t)STARTUP_PAUSE_NS >= (int64_t)STARTUP_RETRY_NS)
+        return false;
+    fprintf(stderr, "daolease run: %s: transport error at start-up (try %u); trying again "
+                    "every %u ms for up to %u s from the start\n",
+            what, tries, (unsigned)(STARTUP_PAUSE_NS / DLS_NS_PER_MS),
+            (unsigned)(STARTUP_RETRY_NS / DLS_NS_PER_S));
+    dls_cli_sleep(STARTUP_PAUSE_NS);
+    return true;
+}
+
+/* assemble(), tried again after a transport error within the start-up
+ * budget (a remote medium or journal briefly unreachable). */
+static int assemble_retrying(struct run *r)
+{
+    for (unsigned tries = 1;; tries++) {
+        int rc = assemble(r);
+        if (rc != DLS_ERR_TRANSPORT || !startup_retry(r, "opening the media", tries))
+            return rc;
+        disassemble(r);
+    }
 }
 
 /* Starts CMD in its own process group with the parent-death signal set
@@ -243,6 +295,31 @@ static void lose(struct run *r, uint64_t now, const char *why)
     r->stop_at = now;
 }
 
+/* A renewal of the run's lease failed (holder.md, `daolease run`; a
+ * broken medium: docs/redis.md, docs/jetstream.md). Each new error is said
+ * once. A medium that refuses the append — a bogus entry on it, its id
+ * changed, a key of another type, an ACL — will refuse every renewal until
+ * an operator acts: CMD is stopped at once rather than at the bound. A
+ * transport error may heal: the holder tries again at its next step and
+ * the bound protects the lease; a sealed medium (an operator's deliberate
+ * end) runs to the bound as before. */
+static void renewal_failed(struct run *r, uint64_t now, int err)
+{
+    if (err != r->renew_err)
+        fprintf(stderr, "daolease run: %s: a renewal of lease %" PRIu64 " failed: %s\n",
+                r->cfg.medium, r->lease, dls_strerror(err));
+    r->renew_err = err;
+    if (err == DLS_ERR_CORRUPT || err == DLS_ERR_MEDIUM_ID || err == DLS_ERR_REDIS_TYPE ||
+        err == DLS_ERR_PERM) {
+        char why[200];
+        snprintf(why, sizeof why,
+                 "stopped: its medium refuses every append (%s): the medium is unusable "
+                 "(docs/redis.md, docs/jetstream.md: A broken medium)",
+                 dls_strerror(err));
+        lose(r, now, why);
+    }
+}
+
 static void handle_events(struct run *r, const dls_holder_result *res, char **cmd, int *exit_code)
 {
     for (size_t i = 0; i < res->n_events; i++) {
@@ -282,6 +359,8 @@ static void handle_events(struct run *r, const dls_holder_result *res, char **cm
                 snprintf(why, sizeof why, "stopped: %s",
                          e->text[0] ? e->text : "reached its bound");
             lose(r, res->now, why);
+        } else if (e->lease && e->lease == r->lease && e->kind == DLS_HOLDER_RENEWAL_FAILED) {
+            renewal_failed(r, res->now, e->error);
         } else if (e->lease && e->lease == r->lease && e->kind == DLS_HOLDER_LAPSED) {
             lose(r, res->now, "was reclaimed by the grantor");
         } else if (e->kind == DLS_HOLDER_SIZING) {
@@ -347,7 +426,15 @@ static int loop(struct run *r, char **cmd, const dls_duration *ask, dls_mode mod
     if (dls_tick_now(r->ticks.adapter, &start))
         return DLS_EXIT_FAIL;
     r->subject_enc = (dls_bytes){subject, n};
-    int rc = dls_holder_propose(r->holder, subject, n, ask, mode, &r->proposal);
+    int rc;
+    for (unsigned tries = 1;; tries++) {
+        /* a proposal whose append failed may have been stored all the same:
+         * a grant of it is then one this holder cannot match, and lapses by
+         * silence (cli.md `run`, start-up) */
+        rc = dls_holder_propose(r->holder, subject, n, ask, mode, &r->proposal);
+        if (rc != DLS_ERR_TRANSPORT || !startup_retry(r, r->cfg.medium, tries))
+            break;
+    }
     if (rc) {
         dls_cli_error("run", "%s: proposal: %s", r->cfg.medium,
                       dls_holder_message(r->holder)[0] ? dls_holder_message(r->holder)
@@ -435,7 +522,8 @@ int dls_cmd_run(int argc, char **argv)
         ask = r.cfg.duration;
     r.create = r.create || r.cfg.create_medium;
     dls_cli_catch_stop();
-    int code = assemble(&r) ? DLS_EXIT_FAIL : loop(&r, argv + optind, &ask, mode, wait.ns);
+    clock_gettime(CLOCK_MONOTONIC, &r.t0);
+    int code = assemble_retrying(&r) ? DLS_EXIT_FAIL : loop(&r, argv + optind, &ask, mode, wait.ns);
     if (r.child > 0) { /* never leave the child behind */
         kill(-r.child, SIGKILL);
         waitpid(r.child, NULL, 0);

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <sodium.h>
 
@@ -178,6 +179,7 @@ int dls_holder_new(dls_holder **out, const dls_holder_parts *parts, const dls_ho
         free(h);
         return rc;
     }
+    h->pid = (long)getpid();
     memcpy(h->name, parts->name, h->name_len + 1);
     memcpy(h->grantor, parts->grantor, h->grantor_len + 1);
     memcpy(h->tick_party, parts->tick_party, h->tick_party_len + 1);
@@ -229,6 +231,8 @@ int dls_holder_rebind(dls_holder *h, dls_cursor *journal, dls_resolver *journal_
     dls_where_fill(w, 0, (dls_where){0});
     if (!h || !journal)
         return refuse(w, DLS_ERR_INVAL, "holder: rebind needs the holder and a journal cursor");
+    if (hld_own_process(h))
+        return refuse(w, DLS_ERR_STATE, h->msg);
     int rc = dls_resolver_check(journal_resolver, dls_medium_id(dls_cursor_medium(journal)));
     if (rc != 0)
         return refuse(w, rc,

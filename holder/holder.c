@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <sodium.h>
 
@@ -13,6 +14,21 @@
 #include "vocab/mp.h"
 
 /* ---- small helpers ------------------------------------------------------- */
+
+/* A holder belongs to the process that made it (holder.md): a child after
+ * fork() shares its leases' ids and its medium's handle, not the right to
+ * act on them or to append in their name. One getpid() a call: a pid, not
+ * a clock. */
+int hld_own_process(dls_holder *h)
+{
+    long pid = (long)getpid();
+    if (pid == h->pid)
+        return 0;
+    snprintf(h->msg, sizeof h->msg,
+             "this holder belongs to process %ld, not to process %ld (a child after "
+             "fork() makes its own holder)", h->pid, pid);
+    return DLS_ERR_STATE;
+}
 
 dls_holder_event *hld_event_push(dls_holder *h, dls_holder_event_kind kind,
                                     uint64_t lease, uint64_t proposal)
@@ -106,6 +122,8 @@ int dls_holder_propose(dls_holder *h, const uint8_t *subject, size_t subject_len
     if (!h)
         return DLS_ERR_INVAL;
     h->msg[0] = '\0';
+    if (hld_own_process(h))
+        return DLS_ERR_STATE;
     size_t end = 0;
     if (!subject || subject_len == 0 || subject_len > DLS_SUBJECT_MAX ||
         dls_mp_skip(subject, subject_len, 0, DLS_FACT_MAX_DEPTH - 1, &end, NULL) != 0 ||
@@ -405,6 +423,8 @@ int dls_holder_step(dls_holder *h, dls_holder_result *res)
     if (!h || !res)
         return DLS_ERR_INVAL;
     memset(res, 0, sizeof *res);
+    if (hld_own_process(h))
+        return DLS_ERR_STATE;
     h->ev.n = 0;
     h->events_lost = 0;
     drain_ticks(h, res);
@@ -428,7 +448,7 @@ int dls_holder_step(dls_holder *h, dls_holder_result *res)
 
 bool dls_holder_may_act(dls_holder *h, uint64_t lease)
 {
-    if (!h)
+    if (!h || hld_own_process(h))
         return false;
     drain_ticks(h, NULL);
     hlease *l = hld_find_lease(h, lease);
@@ -447,6 +467,8 @@ int dls_holder_remaining(dls_holder *h, uint64_t lease, uint64_t *ns)
 {
     if (!h || !ns)
         return DLS_ERR_INVAL;
+    if (hld_own_process(h))
+        return DLS_ERR_STATE;
     drain_ticks(h, NULL);
     const hlease *l = hld_find_lease(h, lease);
     if (!l)
@@ -461,6 +483,8 @@ int dls_holder_release(dls_holder *h, uint64_t lease, bool commit)
 {
     if (!h)
         return DLS_ERR_INVAL;
+    if (hld_own_process(h))
+        return DLS_ERR_STATE;
     hlease *l = hld_find_lease(h, lease);
     if (!l)
         return DLS_ERR_NO_LEASE;
@@ -481,6 +505,8 @@ int dls_holder_forget(dls_holder *h, uint64_t lease)
 {
     if (!h)
         return DLS_ERR_INVAL;
+    if (hld_own_process(h))
+        return DLS_ERR_STATE;
     hlease *l = hld_find_lease(h, lease);
     if (!l)
         return DLS_ERR_NO_LEASE;

@@ -103,6 +103,8 @@ typedef struct hlease {
 } hlease;
 
 struct dls_holder {
+    long pid;               /* the process that made it (holder.md, "A holder
+                               belongs to the process that made it") */
     char name[DLS_ID_MAX + 1];
     size_t name_len;
     char grantor[DLS_ID_MAX + 1];
@@ -224,5 +226,10 @@ int hld_write_owed(dls_holder *h, const howed *owed, size_t n, int *rcs, uint64_
 /* The lease is lost for good (holder.md rev 4): AT_BOUND, a BOUND event
  * whose text says why (holder.c). */
 void hld_lose(dls_holder *h, hlease *l, const char *why);
+
+/* 0 in the process that made the holder; else DLS_ERR_STATE with h->msg
+ * saying whose it is (holder.md, "A holder belongs to the process that
+ * made it"). */
+int hld_own_process(dls_holder *h);
 
 #endif

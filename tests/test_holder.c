@@ -2186,6 +2186,63 @@ static void test_release_and_lapsed(void **state)
     fx_del(f);
 }
 
+/* holder.md, Assembly ("A holder belongs to the process that made it");
+ * include/daolease/holder.h: in a child after fork() every call that
+ * would append or act is refused with DLS_ERR_STATE naming the owner's
+ * pid, may_act answers false, and nothing is appended; the parent's
+ * holder carries on untouched. The child checks without cmocka (a failed
+ * assert must not unwind into the parent's runner) and answers by its
+ * exit status: 0 all refused, 10 + k the k-th check failed. */
+static int child_checks(fx *f)
+{
+    uint64_t ns = 0, handle = 0;
+    dls_holder_result res;
+    dls_fact w;
+    if (dls_holder_release(f->h, 1, true) != DLS_ERR_STATE)
+        return 10;
+    if (!strstr(dls_holder_message(f->h), "belongs to process"))
+        return 11;
+    if (dls_holder_may_act(f->h, 1))
+        return 12;
+    if (dls_holder_step(f->h, &res) != DLS_ERR_STATE)
+        return 13;
+    if (dls_holder_propose(f->h, SUBJECT, sizeof SUBJECT, NULL, DLS_MODE_EXCLUSIVE,
+                           &handle) != DLS_ERR_STATE)
+        return 14;
+    if (dls_holder_remaining(f->h, 1, &ns) != DLS_ERR_STATE)
+        return 15;
+    if (dls_holder_forget(f->h, 1) != DLS_ERR_STATE)
+        return 16;
+    if (holder_wrote(f, &w))
+        return 17; /* nothing appended in the child */
+    return 0;
+}
+
+static void test_forked_child_is_refused(void **state)
+{
+    (void)state;
+    fx *f = fx_granted(1, 10 * S, 3 * S, 0);
+    holder_skip(f);
+    tick_at(f, 10 * S + 100 * MS);
+    assert_true(dls_holder_may_act(f->h, 1));
+    fflush(NULL);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0)
+        _exit(child_checks(f));
+    int st = 0;
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    assert_true(WIFEXITED(st));
+    assert_int_equal(WEXITSTATUS(st), 0);
+    /* the parent's holder is untouched: it acts, and releases itself */
+    assert_true(dls_holder_may_act(f->h, 1));
+    assert_int_equal(dls_holder_release(f->h, 1, true), 0);
+    dls_fact w;
+    assert_true(holder_wrote(f, &w));
+    assert_int_equal(w.kind, DLS_FACT_RELEASE);
+    fx_del(f);
+}
+
 /* vocabulary.md "seq": a holder restarting on an existing medium reads its
  * own last proposal seq there first; a forged record cannot raise it. */
 static void test_restart_reads_last_seq(void **state)
@@ -3330,6 +3387,7 @@ int main(void)
         cmocka_unit_test(test_batch_max_and_releases),
         cmocka_unit_test(test_restart_reads_batches),
         cmocka_unit_test(test_release_and_lapsed),
+        cmocka_unit_test(test_forked_child_is_refused),
         cmocka_unit_test(test_restart_reads_last_seq),
         cmocka_unit_test(test_sizing_at_propose_and_grant),
         cmocka_unit_test(test_verifies_only_what_concerns_it),

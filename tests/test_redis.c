@@ -1330,6 +1330,54 @@ static void test_bogus_entries(void **state)
     dls_medium_del(m);
 }
 
+/* docs/redis.md, "A broken medium": an entry with a pos but without a rec
+ * a reader accepts — none, an empty one, two — added by hand stops every
+ * reader at its position for good. The writer learns it at its next
+ * append: refused with DLS_ERR_CORRUPT naming it, nothing written (before,
+ * the script checked only the last entry's pos and appended after it,
+ * answering ok, while the judge could read nothing past it and reclaimed
+ * by silence); appends go on once an operator XDELs it. */
+static void test_entry_without_rec_refuses_appends(void **state)
+{
+    (void)state;
+    NEED_SERVER();
+    char key[64], url[160];
+    fresh(key, url, "norec");
+    dls_medium *m = create(url, 0);
+    append_n(m, 1, 0, 2);
+    static const char *const bogus[] = {"XADD %s * pos 1 other x", "XADD %s * pos 1 rec %b",
+                                        "XADD %s * pos 1 rec a rec b"};
+    for (size_t k = 0; k < 3; k++) {
+        redisReply *x = k == 1 ? adm(bogus[k], key, "", (size_t)0) : adm(bogus[k], key);
+        assert_int_equal(x->type, REDIS_REPLY_STRING);
+        char bad[64];
+        snprintf(bad, sizeof bad, "%s", x->str);
+        freeReplyObject(x);
+        dls_cursor *c;
+        assert_int_equal(dls_cursor_new(&c, m, 0), 0);
+        expect_ok(c, 0, 1, 0);
+        expect_ok(c, 1, 1, 1);
+        expect_entry_error(c, 2, bad, ""); /* every reader stops here */
+        dls_cursor_del(c);
+        uint8_t rec[13];
+        uint64_t pos = 0;
+        dls_where w = {0};
+        assert_int_equal(dls_medium_append(m, rec, mkrec(rec, 2, (unsigned)k), &pos, &w),
+                         DLS_ERR_CORRUPT);
+        assert_non_null(strstr(w.reason, "not a record"));
+        x = adm("XLEN %s", key);
+        assert_int_equal(x->integer, 3); /* nothing written after it */
+        freeReplyObject(x);
+        adm0("XDEL %s %s", key, bad);
+    }
+    append_n(m, 1, 2, 1); /* the operator's XDEL: appends go on at position 2 */
+    dls_cursor *c;
+    assert_int_equal(dls_cursor_new(&c, m, 2), 0);
+    expect_ok(c, 2, 1, 2);
+    dls_cursor_del(c);
+    dls_medium_del(m);
+}
+
 /* ---- the writer fence ------------------------------------------------------ */
 
 /* stream-format.md rev 4 ("a Redis journal is fenced by <key>:writer") and
@@ -1703,6 +1751,71 @@ static void test_dump_names_bogus_entry(void **state)
     assert_int_equal(cli_wait(cli_start(dir, "dump", args), 10000), 0);
     dls_medium_del(m);
     char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
+/* docs/redis.md, "A broken medium"; holder.md, `daolease run`: a
+ * `daolease run` holding a lease granted by `daolease judge` (file
+ * journal, the agent's medium on Redis); an entry with a pos but no rec is
+ * added by hand to the agent's stream. The run learns it from its next
+ * renewal (refused: the script checks the last entry as readers do), says
+ * so on stderr and stops its command at once, naming the medium unusable
+ * — before, its renewals kept answering ok after the entry while the
+ * judge could read nothing past it, and the run stopped only at its bound
+ * saying nothing of why. */
+static void test_run_stops_when_its_medium_breaks(void **state)
+{
+    (void)state;
+    NEED_SERVER();
+    const char *bin = getenv("DAOLEASE_BIN");
+    if (!bin) {
+        skip();
+        return;
+    }
+    char dir[64] = "/tmp/dls-redis-broken-XXXXXX", key[64], url[160], cmd[600], cfg[600];
+    assert_non_null(mkdtemp(dir));
+    snprintf(cmd, sizeof cmd,
+             "cd %s && \"%s\" keygen arbiter >> keyring && \"%s\" keygen a1 >> keyring && "
+             "\"%s\" stream create journal.dls > /dev/null",
+             dir, bin, bin, bin);
+    assert_int_equal(system(cmd), 0);
+    fresh(key, url, "broken");
+    dls_medium_del(create(url, 0));
+    int cn = snprintf(cfg, sizeof cfg,
+                      "{\"party\": \"arbiter\", \"key\": \"arbiter.secret\", \"keyring\": "
+                      "\"keyring\", \"journal\": \"journal.dls\", \"media\": [\"%s\"], "
+                      "\"tolerance\": {\"ms\": 250}, \"cadence\": {\"ms\": 100}, "
+                      "\"duration\": {\"s\": 3}}\n",
+                      url);
+    put(dir, "judge.json", cfg, (size_t)cn, 0600);
+    cn = snprintf(cfg, sizeof cfg,
+                  "{\"party\": \"a1\", \"key\": \"a1.secret\", \"keyring\": \"keyring\", "
+                  "\"grantor\": \"arbiter\", \"journal\": \"journal.dls\", \"medium\": \"%s\", "
+                  "\"duration\": {\"s\": 3}}\n",
+                  url);
+    put(dir, "a1.json", cfg, (size_t)cn, 0600);
+    const char *judge_args[] = {"judge", "--config", "judge.json", NULL};
+    const char *run_args[] = {"run", "--config", "a1.json", "--subject", "s1", "--wait",
+                              "20s", "--", "sleep", "60", NULL};
+    pid_t judge = cli_start(dir, "judge", judge_args);
+    pid_t run = cli_start(dir, "run", run_args);
+    /* granted and renewed once: a proposal and a renewal on the medium */
+    long long len = 0;
+    for (int i = 0; i < 2000 && len < 2; i++, sleep_ms(10)) {
+        redisReply *x = adm("XLEN %s", key);
+        len = x->integer;
+        freeReplyObject(x);
+    }
+    assert_true(len >= 2);
+    adm0("XADD %s * pos 0 other x", key); /* below :next, without rec */
+    int st = cli_wait(run, 30000);
+    assert_int_equal(st, 128 + SIGTERM); /* its command was stopped */
+    assert_true(file_has(dir, "run.err", "a renewal of lease"));
+    assert_true(file_has(dir, "run.err", "the medium is unusable"));
+    assert_int_equal(waitpid(judge, NULL, WNOHANG), 0); /* the judge runs on */
+    kill(judge, SIGTERM);
+    assert_int_equal(cli_wait(judge, 10000), 0);
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     assert_int_equal(system(cmd), 0);
 }
@@ -2463,9 +2576,11 @@ int main(void)
         cmocka_unit_test(test_noscript_fallback),
         cmocka_unit_test(test_acl_per_agent),
         cmocka_unit_test(test_bogus_entries),
+        cmocka_unit_test(test_entry_without_rec_refuses_appends),
         cmocka_unit_test(test_writer_fence),
         cmocka_unit_test(test_failover_loses_acked_append),
         cmocka_unit_test(test_judge_cli_two_machines),
+        cmocka_unit_test(test_run_stops_when_its_medium_breaks),
         cmocka_unit_test(test_dump_names_bogus_entry),
         cmocka_unit_test(test_judge_file_journal_holders_on_redis),
         cmocka_unit_test(test_judge_redis_journal_holders_on_redis),

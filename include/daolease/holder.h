@@ -39,6 +39,17 @@
  *
  * Ownership: the holder borrows the media, cursors, resolvers and secret it
  * is assembled with; they must outlive it. One thread at a time per holder.
+ *
+ * A HOLDER BELONGS TO THE PROCESS THAT MADE IT. A child after fork() holds
+ * a copy of the holder, its leases' ids and its medium's handle, but not
+ * the right to act on those leases or to append in their name: a child's
+ * release would end the parent's lease (the judge cannot tell the two
+ * apart). The holder keeps the pid of its creator (getpid at
+ * dls_holder_new; a pid, not a clock) and in any other process refuses
+ * propose, step, release, forget, remaining and rebind with DLS_ERR_STATE
+ * (dls_holder_message says whose it is) and answers may_act false.
+ * dls_holder_del in the child frees its copy only (it appends nothing).
+ * A child makes its own holder, on its own medium.
  */
 #ifndef DAOLEASE_HOLDER_H
 #define DAOLEASE_HOLDER_H

@@ -44,7 +44,7 @@
  *   host       a name or an IPv4 address; port default 4222; several
  *              servers (one cluster) separated by commas
  *   stream     1 … 64 bytes of [A-Za-z0-9_-] (the JetStream stream name)
- *   params     timeout_ms, replicas, max_msgs, storage (file|memory),
+ *   params     timeout_ms, retry_ms, replicas, max_msgs, storage (file|memory),
  *              sync (none|data|group); a value in the URL overrides the
  *              same field of the settings.
  *
@@ -57,12 +57,17 @@
  * the server's machine). DLS_SYNC_GROUP is declared when it was asked for
  * and DATA holds (JetStream always commits appends in flight together).
  *
- * Every call is bounded. Connecting, opening and appending finish within
- * timeout_ms: an append retries a transient failure (a leader election, a
- * reconnection) with the same expected sequence until timeout_ms has passed
- * since the call began, then answers DLS_ERR_TRANSPORT; a try that timed
- * out but was stored after all is recognised (the message right after the
- * expected sequence is this very record) and answered ok at its position.
+ * Every call is bounded. Connecting and opening finish within timeout_ms,
+ * each request too. An append retries a transient failure (a leader
+ * election, a reconnection) with the same expected sequence until retry_ms
+ * has passed since the call began (each try waiting at most timeout_ms),
+ * then answers DLS_ERR_TRANSPORT; a try that was stored after all is
+ * recognised by reading back (the message right after the expected
+ * sequence is this very record) and answered ok at its position, never
+ * stored twice. retry_ms (URL) defaults to 30000 for an exclusive writer
+ * (a journal rides through a leader failover, measured 4-8 s on three
+ * nodes) and to timeout_ms for any other (docs/jetstream.md, "Failover
+ * budget").
  * A cursor's request waits at most 1 s (or timeout_ms when shorter), then
  * DLS_NEXT_ERROR. The client reconnects by itself to any server of the URL
  * and keeps no reconnect buffer. An append that answered DLS_ERR_TRANSPORT

@@ -15,12 +15,12 @@ Errors are :class:`DaoleaseError` carrying the C error's name
 from . import facts
 from ._lib import LIBRARY_PATH, SONAME, DaoleaseError, error_name
 from .audit import audit
-from .holder import Event, Holder, Lease, LeaseLost, Refused
+from .holder import Event, ForkedHolder, Holder, Lease, LeaseLost, Refused
 from .judge import Judge
 from .stream import Attribution, Cursor, Keyring, Record, Resolver, Secret, Stream, keygen
 from .values import Raw
 
 __version__ = "0.1.0"
 __all__ = ["facts", "DaoleaseError", "error_name", "LIBRARY_PATH", "SONAME", "audit", "Event",
-           "Holder", "Lease", "LeaseLost", "Refused", "Judge", "Attribution", "Cursor",
-           "Keyring", "Record", "Resolver", "Secret", "Stream", "keygen", "Raw"]
+           "ForkedHolder", "Holder", "Lease", "LeaseLost", "Refused", "Judge", "Attribution",
+           "Cursor", "Keyring", "Record", "Resolver", "Secret", "Stream", "keygen", "Raw"]

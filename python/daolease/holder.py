@@ -31,6 +31,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ctypes
+import os
 import threading
 import time
 from dataclasses import dataclass
@@ -54,6 +55,14 @@ class LeaseLost(Exception):
 
 class Refused(DaoleaseError):
     """The grantor refused the proposal (``reason`` is its text)."""
+
+
+class ForkedHolder(DaoleaseError):
+    """The holder is used in another process than the one that made it (a
+    child after ``fork()``): every call is refused there (holder.md, "A
+    holder belongs to the process that made it"). The child shares the
+    parent's leases' identity, not their right to act: it must make its own
+    holder (its own medium) and claim its own leases."""
 
 
 @dataclass(frozen=True)
@@ -169,6 +178,7 @@ class Holder:
                  journal: Stream, keyring: Keyring, *,
                  default_duration: Optional[Dict[str, int]] = None) -> None:
         self._lock = threading.RLock()
+        self._pid = os.getpid()  # the process this holder belongs to
         self.name = name
         self.default_duration = default_duration
         self._secret, self._medium, self._journal, self._keyring = secret, medium, journal, keyring
@@ -244,7 +254,14 @@ class Holder:
 
     def close(self) -> None:
         """Stops the background thread and frees the holder. Appends
-        nothing: a lease not released lapses by silence at the judge."""
+        nothing: a lease not released lapses by silence at the judge. In a
+        forked child it only forgets the handles: the C objects (and their
+        connections) stay the parent's."""
+        if self._forked():
+            self._h = None
+            self._borrowed = []
+            self._thread = None
+            return
         self.stop()
         with self._lock:
             if getattr(self, "_h", None) is not None:
@@ -361,7 +378,15 @@ class Holder:
                     "last_renewal": int(info.last_renewal) if info.renewed else None,
                     "seq": int(info.seq), "bound": int(info.bound)}
 
+    def _forked(self) -> bool:
+        return getattr(self, "_pid", None) not in (None, os.getpid())
+
     def _live(self) -> None:
+        if self._forked():
+            raise ForkedHolder(lib.DLS_ERR_STATE,
+                               f"this holder belongs to process {self._pid}, not to process "
+                               f"{os.getpid()} (a child after fork() makes its own holder)",
+                               context=self.name)
         if getattr(self, "_h", None) is None:
             raise DaoleaseError(lib.DLS_ERR_STATE, "the holder is closed")
 
@@ -411,6 +436,7 @@ class Holder:
     def start(self) -> None:
         """Starts a daemon thread stepping the holder (idempotent)."""
         with self._lock:
+            self._live()
             if self._thread is not None and self._thread.is_alive():
                 return
             self._stop.clear()
@@ -475,20 +501,29 @@ class Holder:
             yield lease
             ok = True
         except LeaseLost:
+            if self._forked():
+                raise
             with self._lock:
                 lease._disarm()
             raise LeaseLost(lease.lost_reason or "lease lost") from None
         finally:
-            with self._lock:
-                lease._disarm()
-                lost = lease.lost
-                if not lost:
-                    try:
-                        self.release(lease.token, commit=ok)
-                    except DaoleaseError:
-                        pass  # retried at later steps
-        if ok and lost:
+            if not self._forked():
+                self._leave(lease, ok)
+            # in a child after fork() the lease is the parent's: leaving the
+            # block appends nothing and touches nothing (holder.md)
+        if ok and lease.lost and not self._forked():
             raise LeaseLost(lease.lost_reason or "lease lost")
+
+    def _leave(self, lease: Lease, ok: bool) -> None:
+        """A claim's end in the process that made the holder: disarm, then
+        release (with commit when the body ended cleanly) unless lost."""
+        with self._lock:
+            lease._disarm()
+            if not lease.lost:
+                try:
+                    self.release(lease.token, commit=ok)
+                except DaoleaseError:
+                    pass  # retried at later steps
 
     @contextlib.asynccontextmanager
     async def aclaim(self, subject: Value, duration: Optional[Dict[str, int]] = None, *,
@@ -514,14 +549,9 @@ class Holder:
                 raise LeaseLost(lease.lost_reason or "lease lost") from None
             raise
         finally:
-            with self._lock:
-                lease._disarm()
-                if not lease.lost:
-                    try:
-                        self.release(lease.token, commit=ok)
-                    except DaoleaseError:
-                        pass
-        if ok and lease.lost:
+            if not self._forked():
+                self._leave(lease, ok)
+        if ok and lease.lost and not self._forked():
             raise LeaseLost(lease.lost_reason or "lease lost")
 
     def wait_released(self, lease: int, timeout: float = 5.0) -> bool:
@@ -539,4 +569,4 @@ class Holder:
         return False
 
 
-__all__ = ["Holder", "Lease", "LeaseLost", "Refused", "Event"]
+__all__ = ["Holder", "Lease", "LeaseLost", "Refused", "ForkedHolder", "Event"]

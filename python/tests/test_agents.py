@@ -2,6 +2,7 @@
 issue 15 item 1 ("an agent written in Python claims, works under and
 releases leases against a C judge in the suite"); holder.md (the bound,
 may_act, renewals, release with commit)."""
+import os
 import threading
 import time
 
@@ -130,3 +131,68 @@ def test_aclaim_cancels_the_task_when_lost(site, judge_process):
             h.close()
 
     asyncio.run(main())
+
+
+def test_forked_child_cannot_use_the_parents_holder(site, judge_process):
+    """holder.md, "A holder belongs to the process that made it"; python.md,
+    fork(): a child forked inside ``with h.claim(...)`` that leaves the block
+    appends nothing (before, it released the parent's lease with commit and
+    the judge lapsed it by release), and every call it makes on the holder
+    or the lease raises ForkedHolder. The parent keeps acting on its lease
+    and releases it itself."""
+    rfd, wfd = os.pipe()
+    child = False
+    with Holder.from_config(site.path("agent-1.json")) as h:
+        with h.claim("fork-item", duration={"ms": 900}, wait=20) as lease:
+            pid = os.fork()
+            if pid == 0:
+                child = True
+                os.close(rfd)
+            else:
+                os.close(wfd)
+                _, status = os.waitpid(pid, 0)
+                with os.fdopen(rfd) as f:
+                    said = f.read()
+                assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, said
+                assert said == "refused 7 calls\n", said
+                # several judge passes (cadence 100 ms) and renewals later the
+                # parent's lease is still held: no release reached the judge
+                time.sleep(1.5)
+                assert lease.may_act() and not lease.lost
+                token = lease.token
+        if child:
+            _child_after_block(h, lease, wfd)  # never returns
+    time.sleep(0.5)  # the judge records the parent's release
+    judge_process.send_signal(2)
+    judge_process.wait(10)
+    report = site.audit()
+    assert report["exit"] == 0, report["summary"]
+    assert [(l["lease"], l["cause"]) for l in report["leases"]] == [(token, "release")]
+
+
+def _child_after_block(h, lease, wfd):
+    """In the forked child, after leaving the claim's block: count the calls
+    refused with ForkedHolder, report on the pipe, exit without Python's
+    clean-up (os._exit)."""
+    code, refused, notes = 0, 0, []
+    calls = [lambda: h.may_act(lease.token), lambda: h.step(),
+             lambda: h.release(lease.token, commit=True), lambda: h.propose("other"),
+             lambda: lease.check(), lambda: h.lease_info(lease.token),
+             lambda: h.acquire("other", wait=1)]
+    try:
+        for call in calls:
+            try:
+                call()
+                notes.append("a call was accepted")
+            except daolease.ForkedHolder as e:
+                if "belongs to process" in str(e) and e.name == "DLS_ERR_STATE":
+                    refused += 1
+                else:
+                    notes.append(f"unclear refusal: {e}")
+        h.close()  # forgets the handles, appends nothing
+    except BaseException as e:  # noqa: BLE001 - the child must reach os._exit
+        notes.append(repr(e))
+    os.write(wfd, (f"refused {refused} calls\n" + "".join(n + "\n" for n in notes)).encode())
+    if notes:
+        code = 1
+    os._exit(code)

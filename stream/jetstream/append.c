@@ -22,7 +22,7 @@ int jsm_refresh(jsm *m, int64_t deadline, dls_where *w)
     for (;;) {
         jsOptions jo;
         jopts(m, &jo);
-        jo.Wait = left_of(deadline);
+        jo.Wait = try_wait(m, deadline);
         jsStreamInfo *si = NULL;
         jsErrCode ec = 0;
         natsStatus s = js_GetStreamInfo(&si, m->js, m->stream, &jo, &ec);
@@ -37,6 +37,8 @@ int jsm_refresh(jsm *m, int64_t deadline, dls_where *w)
                 if (s == NATS_OK) {
                     sealed = dls_record_is_seal((const uint8_t *)natsMsg_GetData(msg),
                                                 (size_t)natsMsg_GetDataLength(msg));
+                    if (!jsm_is_record(m, msg) && !m->foreign)
+                        m->foreign = last; /* appending after it would hide it */
                     natsMsg_Destroy(msg);
                 } else if (ec == JSNoMessageFoundErr) {
                     s = NATS_OK; /* evicted meanwhile: not a seal */
@@ -57,22 +59,83 @@ int jsm_refresh(jsm *m, int64_t deadline, dls_where *w)
     }
 }
 
-/* Is the message at `seq` this record (its bytes and this medium's header)? */
-static bool stored_is(jsm *m, uint64_t seq, const uint8_t *rec, size_t n, int64_t deadline)
+/* Is the message at `seq` this record (its bytes and this medium's
+ * header)? 1 yes, 0 no (another writer's, or none), or an error when the
+ * stream could not be read back before the deadline (the outcome of the
+ * append stays unknown: never taken for another writer's record). */
+static int stored_is(jsm *m, uint64_t seq, const uint8_t *rec, size_t n, int64_t deadline,
+                     dls_where *w)
 {
-    jsOptions jo;
-    jopts(m, &jo);
-    jo.Wait = left_of(deadline);
-    natsMsg *msg = NULL;
-    if (js_GetMsg(&msg, m->js, m->stream, seq, &jo, NULL) != NATS_OK)
-        return false;
-    const char *hdr = NULL;
-    bool same = (size_t)natsMsg_GetDataLength(msg) == n &&
-                !memcmp(natsMsg_GetData(msg), rec, n) &&
-                natsMsgHeader_Get(msg, HDR_MEDIUM, &hdr) == NATS_OK && hdr &&
-                !strcmp(hdr, m->hex);
-    natsMsg_Destroy(msg);
-    return same;
+    for (;;) {
+        jsOptions jo;
+        jopts(m, &jo);
+        jo.Wait = try_wait(m, deadline);
+        natsMsg *msg = NULL;
+        jsErrCode ec = 0;
+        natsStatus s = js_GetMsg(&msg, m->js, m->stream, seq, &jo, &ec);
+        if (s == NATS_OK) {
+            const char *hdr = NULL;
+            bool same = (size_t)natsMsg_GetDataLength(msg) == n &&
+                        !memcmp(natsMsg_GetData(msg), rec, n) &&
+                        natsMsgHeader_Get(msg, HDR_MEDIUM, &hdr) == NATS_OK && hdr &&
+                        !strcmp(hdr, m->hex);
+            natsMsg_Destroy(msg);
+            return same;
+        }
+        if (ec == JSNoMessageFoundErr)
+            return 0;
+        if (!transient(s, ec) || nats_Now() + RETRY_PAUSE_MS >= deadline)
+            return transport(w, s);
+        nats_Sleep(RETRY_PAUSE_MS);
+    }
+}
+
+/* The answer of every append once a message that is not a record was
+ * found on the stream (docs/jetstream.md, "A broken medium"): cursors stop
+ * at it for good (deny_delete keeps it there), so nothing this writer
+ * appends after it would ever be read; the writer learns it now. */
+static int foreign_fail(const jsm *m, dls_where *w)
+{
+    return dls_where_fill(w, DLS_ERR_CORRUPT,
+                          (dls_where){.offset = m->foreign - 1,
+                                      .reason = "a message that is not a daolease record "
+                                                "(published by hand or by another tool) is "
+                                                "on this medium: readers stop at it, so the "
+                                                "medium is unusable; move to a new medium "
+                                                "(docs/jetstream.md, A broken medium)"});
+}
+
+/* Are the messages after sequence `after` up to m->last (the newest
+ * FOREIGN_CHECK_MAX of them) records of this medium? Another daolease
+ * writer's are; a message published by hand is not, and sets m->foreign.
+ * 0, or an error when they cannot be read before the deadline. */
+static int check_foreign(jsm *m, uint64_t after, int64_t deadline, dls_where *w)
+{
+    uint64_t from = m->last - after > FOREIGN_CHECK_MAX ? m->last - FOREIGN_CHECK_MAX + 1
+                                                        : after + 1;
+    for (uint64_t seq = from; seq <= m->last && !m->foreign;) {
+        jsOptions jo;
+        jopts(m, &jo);
+        jo.Wait = try_wait(m, deadline);
+        natsMsg *msg = NULL;
+        jsErrCode ec = 0;
+        natsStatus s = js_GetMsg(&msg, m->js, m->stream, seq, &jo, &ec);
+        if (s == NATS_OK) {
+            if (!jsm_is_record(m, msg))
+                m->foreign = seq;
+            natsMsg_Destroy(msg);
+            seq++;
+            continue;
+        }
+        if (ec == JSNoMessageFoundErr) { /* evicted or purged meanwhile */
+            seq++;
+            continue;
+        }
+        if (!transient(s, ec) || nats_Now() + RETRY_PAUSE_MS >= deadline)
+            return transport(w, s);
+        nats_Sleep(RETRY_PAUSE_MS);
+    }
+    return 0;
 }
 
 /* Publishes one record directly after m->last, retrying transient failures
@@ -99,7 +162,7 @@ static int publish_one(jsm *m, const uint8_t *rec, size_t n, int64_t deadline, b
     for (;;) {
         jsPubOptions po;
         jsPubOptions_Init(&po);
-        po.MaxWait = left_of(deadline);
+        po.MaxWait = try_wait(m, deadline);
         po.ExpectStream = m->stream;
         jsPubAck *ack = NULL;
         jsErrCode ec = 0;
@@ -121,8 +184,10 @@ static int publish_one(jsm *m, const uint8_t *rec, size_t n, int64_t deadline, b
             m->last_known = false;
             return 1;
         }
-        if (s == NATS_TIMEOUT || ec)
-            *maybe = true; /* sent: the server may have stored it */
+        /* the outcome is unknown: whatever failed (a timeout, the leader
+         * lost, the connection dropped after the send), the server may have
+         * stored it; the read-back below (append_locked) decides */
+        *maybe = true;
         if (!transient(s, ec) || nats_Now() + RETRY_PAUSE_MS >= deadline) {
             natsMsg_Destroy(msg);
             m->last_known = false;
@@ -238,10 +303,14 @@ static size_t append_pipelined(jsm *m, const uint8_t *const *recs, const size_t 
 static int append_locked(jsm *m, const uint8_t *const *recs, const size_t *lens, size_t count,
                          uint64_t *first, dls_where *w)
 {
-    int64_t deadline = nats_Now() + (int64_t)m->timeout_ms;
+    /* every try of this call, and every read-back deciding what an earlier
+     * try stored, within retry_ms (docs/jetstream.md, "Failover budget") */
+    int64_t deadline = nats_Now() + (int64_t)m->retry_ms;
     int rc;
     if (!m->last_known && (rc = jsm_refresh(m, deadline, w)))
         return rc;
+    if (m->foreign)
+        return foreign_fail(m, w);
     if (m->sealed)
         return fail(w, DLS_ERR_SEALED, "the stream is sealed");
     uint64_t base = m->last; /* record i goes right after sequence base + i */
@@ -249,7 +318,10 @@ static int append_locked(jsm *m, const uint8_t *const *recs, const size_t *lens,
     bool maybe = false;      /* record i (and later ones) may be stored already */
     if (count > 1 && count <= PIPE_MAX) {
         bool conflict = false, sealed = false;
-        i = append_pipelined(m, recs, lens, count, deadline, &maybe, &conflict, &sealed);
+        int64_t pipe_deadline = nats_Now() + (int64_t)m->timeout_ms;
+        i = append_pipelined(m, recs, lens, count,
+                             pipe_deadline < deadline ? pipe_deadline : deadline, &maybe,
+                             &conflict, &sealed);
         if (i == count) {
             *first = base;
             return 0;
@@ -265,9 +337,15 @@ static int append_locked(jsm *m, const uint8_t *const *recs, const size_t *lens,
     while (i < count) {
         if (!m->last_known && (rc = jsm_refresh(m, deadline, w)))
             return rc;
+        if (m->foreign)
+            return foreign_fail(m, w);
         uint64_t want = base + i;
         if (m->last != want) {
-            if (m->last > want && maybe && stored_is(m, want + 1, recs[i], lens[i], deadline)) {
+            int mine = 0;
+            if (m->last > want && maybe &&
+                (mine = stored_is(m, want + 1, recs[i], lens[i], deadline, w)) < 0)
+                return mine; /* could not read back: the outcome stays unknown */
+            if (mine) {
                 /* an earlier try of record i was stored after all */
                 m->last_known = m->last == want + 1;
                 m->last = want + 1;
@@ -276,6 +354,12 @@ static int append_locked(jsm *m, const uint8_t *const *recs, const size_t *lens,
             }
             if (m->sealed)
                 return fail(w, DLS_ERR_SEALED, "the stream is sealed");
+            /* not this record: another writer's records, or a message
+             * published by hand, which would break the medium in silence */
+            if (m->last > want && (rc = check_foreign(m, want, deadline, w)))
+                return rc;
+            if (m->foreign)
+                return foreign_fail(m, w);
             if (i > 0)
                 return fail(w, DLS_ERR_LOCKED,
                             "another writer appended inside the batch: its first records "

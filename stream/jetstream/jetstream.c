@@ -174,6 +174,10 @@ static jsm *jsm_new(const jsm_url *u, const dls_jetstream_settings *s)
     snprintf(m->stream, sizeof m->stream, "%s", u->stream);
     m->timeout_ms = u->has_timeout ? u->timeout_ms : s->timeout_ms ? s->timeout_ms : 2000;
     m->exclusive = s->exclusive;
+    /* docs/jetstream.md, "Failover budget": a journal's append rides
+     * through a leader election; a holder's stays within timeout_ms, below
+     * its leases' durations (its loop must not stall past a bound) */
+    m->retry_ms = u->has_retry ? u->retry_ms : s->exclusive ? JOURNAL_RETRY_MS : m->timeout_ms;
     return m;
 }
 

@@ -8,14 +8,20 @@
 
 #include "daolease/jetstream.h"
 
+/* An exclusive writer's (a journal's) append budget when the URL names no
+ * retry_ms: longer than a measured leader failover of an R3 stream
+ * (docs/jetstream.md, "Failover budget"). */
+#define JOURNAL_RETRY_MS 30000
+
 /* A parsed nats:// URL. Strings are owned (jsm_url_free). */
 typedef struct jsm_url {
     char *servers[DLS_JETSTREAM_SERVERS_MAX]; /* "nats://host:port" each */
     size_t nservers;
     char stream[DLS_JETSTREAM_NAME_MAX + 1];
     char *name;   /* nats://hosts/stream as written, without the query */
-    bool has_timeout, has_replicas, has_max_msgs, has_storage, has_sync;
+    bool has_timeout, has_retry, has_replicas, has_max_msgs, has_storage, has_sync;
     unsigned timeout_ms;
+    unsigned retry_ms;
     unsigned replicas;
     uint64_t max_msgs;
     bool memory;

@@ -8,6 +8,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "daolease/fact.h"
 #include "daolease/medium_impl.h"
@@ -20,6 +21,7 @@
 #define CONFLICT_RETRIES 64 /* a shared writer's retries after another writer's append */
 #define PIPE_MAX 256        /* records of a batch published before waiting for their acks */
 #define RETRY_PAUSE_MS 100 /* between tries of one call during a failover */
+#define FOREIGN_CHECK_MAX 64 /* newest messages of another writer checked for records */
 
 typedef struct jsm {
     pthread_mutex_t mu;     /* appends and seals */
@@ -29,11 +31,16 @@ typedef struct jsm {
     char *subject;
     char hex[33];
     uint8_t id[DLS_MEDIUM_ID_LEN];
-    unsigned timeout_ms;
+    unsigned timeout_ms;    /* the bound of one request */
+    unsigned retry_ms;      /* the bound of one append call, all its tries */
     bool exclusive;
     bool last_known;        /* `last` is the stream's last sequence as this writer knows it */
     uint64_t last;
     bool sealed;
+    uint64_t foreign;       /* 0, or the sequence of a message that is not a
+                               daolease record, found by this writer: every
+                               later append fails (docs/jetstream.md, "A
+                               broken medium") */
     /* a pipelined batch in flight (append_pipelined), under amu */
     pthread_mutex_t amu;
     pthread_cond_t acv;
@@ -102,6 +109,25 @@ static inline int64_t left_of(int64_t deadline)
 {
     int64_t left = deadline - nats_Now();
     return left > 50 ? left : 50;
+}
+
+/* The wait for one try of an append: timeout_ms, or what is left of the
+ * call's deadline when less (a try that timed out is followed by another
+ * one, answered by whichever server leads by then). */
+static inline int64_t try_wait(const jsm *m, int64_t deadline)
+{
+    int64_t left = left_of(deadline);
+    return left < (int64_t)m->timeout_ms ? left : (int64_t)m->timeout_ms;
+}
+
+/* Is msg a record of this medium: its Dls-Medium header, 1 … 65536 bytes
+ * (what cursors accept)? */
+static inline bool jsm_is_record(const jsm *m, natsMsg *msg)
+{
+    const char *hdr = NULL;
+    int n = natsMsg_GetDataLength(msg);
+    return natsMsgHeader_Get(msg, HDR_MEDIUM, &hdr) == NATS_OK && hdr &&
+           !strcmp(hdr, m->hex) && n > 0 && (size_t)n <= DLS_RECORD_MAX;
 }
 
 /* append.c */

@@ -74,6 +74,11 @@ static int param(jsm_url *u, const char *k, size_t kn, const char *v, size_t vn,
             return bad(u, w, off, "timeout_ms is 1 to 3600000");
         u->timeout_ms = (unsigned)x;
         u->has_timeout = true;
+    } else if (IS("retry_ms")) {
+        if (dls_dec_u64(v, vn, &x) || x == 0 || x > 3600000)
+            return bad(u, w, off, "retry_ms is 1 to 3600000");
+        u->retry_ms = (unsigned)x;
+        u->has_retry = true;
     } else if (IS("replicas")) {
         if (dls_dec_u64(v, vn, &x) || x == 0 || x > 5)
             return bad(u, w, off, "replicas is 1 to 5 (JetStream's limit)");
@@ -102,7 +107,8 @@ static int param(jsm_url *u, const char *k, size_t kn, const char *v, size_t vn,
             return bad(u, w, off, "sync is none, data or group");
         u->has_sync = true;
     } else {
-        return bad(u, w, off, "unknown parameter (timeout_ms, replicas, max_msgs, storage, sync)");
+        return bad(u, w, off, "unknown parameter (timeout_ms, retry_ms, replicas, max_msgs, storage, "
+                      "sync)");
     }
 #undef IS
     return 0;

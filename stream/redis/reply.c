@@ -54,8 +54,9 @@ int rds_map_err(const redisReply *x, dls_where *w)
                         "entry's pos (tampered?): appends would reuse positions");
     if (rds_err_starts(x, "DLSENTRY"))
         return rds_fail(w, DLS_ERR_CORRUPT, 0,
-                        "the stream's last entry has no decimal pos (an XADD by hand?): "
-                        "a reader names it; XDEL it");
+                        "the stream's last entry is not a record (no decimal pos, or no rec "
+                        "of 1 to 65536 bytes: an XADD by hand?): readers stop at it; XDEL it "
+                        "or move to a new medium (docs/redis.md, A broken medium)");
     if (rds_err_starts(x, "DLSLOST"))
         return rds_fail(w, DLS_ERR_CORRUPT, 0,
                         "the medium's :next is not where its one writer left it: records it "

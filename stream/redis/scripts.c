@@ -19,8 +19,10 @@ const char *const rds_key_suffix[K_COUNT] = {"", ":next", ":id", ":sealed", ":ma
  * none although ARGV[2] is one — stream-format.md rev 4, "a Redis journal is
  * fenced by <key>:writer"), DLSNEXT / DLSENTRY (DLS_ERR_CORRUPT: K:next is
  * missing, not decimal or not above the pos of the stream's last entry, or
- * that entry has no decimal pos — a tampered key or an XADD by hand, which
- * would otherwise make the script reuse positions; issue 12 item 9),
+ * that entry is not one a reader accepts — not exactly one decimal pos and
+ * one rec of 1 … 65536 bytes: a tampered key or an XADD by hand, which
+ * would otherwise make the script reuse positions, or append after an
+ * entry every reader stops at for good; docs/redis.md, "A broken medium"),
  * DLSLOST (DLS_ERR_CORRUPT: K:next is not ARGV[3] — records the one writer
  * appended are gone, a failover to a replica that lacked them). The
  * checks come before any write, so a refused batch changes nothing. */
@@ -39,10 +41,15 @@ const char rds_append_lua[] =
     "  return redis.error_reply('DLSLOST the medium next key is not where its writer left it') end\n"
     "local last = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)[1]\n"
     "if last then\n"
-    "  local f, lp = last[2], nil\n"
-    "  for i = 1, #f - 1, 2 do if f[i] == 'pos' then lp = f[i + 1] end end\n"
-    "  if not lp or not string.match(lp, '^%d+$') then\n"
+    "  local f, lp, lr, np, nr = last[2], nil, nil, 0, 0\n"
+    "  for i = 1, #f - 1, 2 do\n"
+    "    if f[i] == 'pos' then lp = f[i + 1]; np = np + 1\n"
+    "    elseif f[i] == 'rec' then lr = f[i + 1]; nr = nr + 1 end\n"
+    "  end\n"
+    "  if np ~= 1 or not string.match(lp, '^%d+$') then\n"
     "    return redis.error_reply('DLSENTRY the last entry ' .. last[1] .. ' has no decimal pos') end\n"
+    "  if nr ~= 1 or #lr == 0 or #lr > 65536 then\n"
+    "    return redis.error_reply('DLSENTRY the last entry ' .. last[1] .. ' has no rec') end\n"
     "  if tonumber(lp) >= tonumber(nx) then\n"
     "    return redis.error_reply('DLSNEXT the medium next key is not above the last entry pos') end\n"
     "end\n"
