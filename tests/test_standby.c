@@ -37,6 +37,7 @@
 #include <sodium.h>
 
 #include "daolease/attrib.h"
+#include "daolease/audit.h"
 #include "daolease/checkpoint.h"
 #include "daolease/fact.h"
 #include "daolease/judge.h"
@@ -473,6 +474,42 @@ static void expect_takeover_fact(dls_bytes restarted, dls_bytes takeover)
     assert_true(v.restarted && !v.takeover);
 }
 
+/* judge.md rev 5, Standby judges (Audit): a takeover mark is a restart
+ * for every rule and is counted. The journal must audit clean. */
+static void audit_takeovers(harness *h, size_t expect_takeovers)
+{
+    dls_audit_settings set;
+    dls_audit_settings_default(&set);
+    dls_audit_medium am[NMED];
+    for (size_t i = 0; i < h->nmedia; i++)
+        am[i] = (dls_audit_medium){h->media[i], NULL};
+    dls_keyring *kr;
+    assert_int_equal(dls_keyring_new(&kr), 0);
+    assert_int_equal(dls_keyring_add(kr, (const uint8_t *)"arbiter", 7, DLS_KEY_ED25519,
+                                     dls_secret_public(h->grantor)),
+                     0);
+    for (size_t i = 0; i < NHOLD; i++) {
+        const char *name = dls_secret_name(h->holders[i]);
+        assert_int_equal(dls_keyring_add(kr, (const uint8_t *)name, strlen(name),
+                                         DLS_KEY_ED25519, dls_secret_public(h->holders[i])),
+                         0);
+    }
+    dls_audit *a = NULL;
+    dls_where w = {0};
+    int rc = dls_audit_run(&a, &set, h->journal, "arbiter", kr, am, h->nmedia, &w);
+    dls_keyring_del(kr);
+    assert_int_equal(rc, 0);
+    const dls_audit_summary *s = dls_audit_summary_of(a);
+    for (size_t i = 0; i < s->n_failure_details; i++)
+        fprintf(stderr, "audit: %s\n", s->failure_details[i]);
+    assert_int_equal(dls_audit_exit_status(a), 0);
+    assert_int_equal(s->n_takeovers, expect_takeovers);
+    assert_int_equal(s->n_restarts, 1 + expect_takeovers); /* the first pass, the takeovers */
+    if (expect_takeovers)
+        assert_int_equal(s->takeovers[0], s->restarts[1]);
+    dls_audit_del(a);
+}
+
 /* One run: an owner judge for `kill_at` steps (its last pass's reclaims
  * failing when `mid` — its mark lists them, no lapsed follows: the owner
  * died between the two), then the standby takes over while a judge
@@ -554,6 +591,7 @@ static void takeover_run(uint64_t seed, size_t kill_at, bool mid, size_t after)
     assert_true(seen);
     recs_free(&a);
     recs_free(&b);
+    audit_takeovers(&w.h, 1);
     dls_resolver_del(v);
     dls_keyring_del(gk);
     dls_judge_del(sb);
@@ -668,6 +706,7 @@ static void test_two_standbys_one_takes_over(void **state)
     assert_int_equal(dls_judge_standby_status(b, &si), 0);
     assert_true(!si.standby && si.took_over);
     assert_int_equal(s1.reclaims + s1.granted, 0);
+    audit_takeovers(&w.h, 1);
     dls_judge_del(a);
     dls_judge_del(b);
     h_fini(&w.h);
