@@ -569,6 +569,9 @@ void jl_prop_free(jl_prop *p);
  * then, when the replay did not read it, it is remembered in j->answered.
  * 0 or DLS_ERR_NOMEM. */
 int ja_answered(dls_judge *j, dls_bytes holder, dls_bytes proposal, bool lost);
+/* Drops answered proposals from j->props once they are most of it,
+ * rebuilding j->prop_index (a standby's replay between steps). */
+int ja_props_compact(dls_judge *j);
 
 /* ---- journal.c -------------------------------------------------------------- */
 

@@ -580,6 +580,8 @@ int jr_step(dls_judge *j, bool settle, dls_where *w)
     st->w = NULL;
     if (!rc && st->have_mark)
         j->last_pass = st->pass; /* what has been applied (finish sets it again) */
+    if (!rc && !settle)
+        rc = ja_props_compact(j);
     return rc;
 }
 
