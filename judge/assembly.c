@@ -26,6 +26,7 @@ void dls_judge_settings_default(dls_judge_settings *s)
     (void)dls_duration_make(&s->tenure_max, DLS_UNIT_NS, 0);
     s->drain_budget = 20000;
     s->takeover_after_ns = DLS_JUDGE_UNSET; /* 3 × heartbeat + tolerance */
+    s->takeover_sync = DLS_SYNC_DATA;
 }
 
 /* ---- assembly checks ---------------------------------------------------------- */
@@ -49,7 +50,10 @@ static int check_journal(const dls_judge_settings *s, dls_where *w)
 {
     if (!s->journal)
         return refuse(w, DLS_ERR_NO_JOURNAL, 0, "no journal");
-    if (dls_medium_mode(s->journal) != DLS_OPEN_APPEND)
+    /* judge.md rev 5, Standby judges: a standby may follow a journal it
+     * opened for read; it opens it for append itself when it takes over */
+    bool follow_only = s->standby && dls_medium_mode(s->journal) == DLS_OPEN_READ;
+    if (dls_medium_mode(s->journal) != DLS_OPEN_APPEND && !follow_only)
         return refuse(w, DLS_ERR_STATE, 0, "the journal is not opened for append");
     /* judge.md, Assembly and Checkpoints (Retention): a journal that drops
      * records on its own is refused; a segmented journal without a bound
@@ -60,7 +64,7 @@ static int check_journal(const dls_judge_settings *s, dls_where *w)
                       "the journal must retain everything (an evict-oldest journal is refused; "
                       "a segmented journal must be created without retain_segments and "
                       "retain_bytes: only its judge trims it, after checkpoints)");
-    if (dls_medium_sync(s->journal) == DLS_SYNC_NONE)
+    if ((follow_only ? s->takeover_sync : dls_medium_sync(s->journal)) == DLS_SYNC_NONE)
         return refuse(w, DLS_ERR_JOURNAL_SYNC, 0,
                       "the journal must be opened with sync data or group, not none");
     if (s->journal_lock_path || dls_medium_kind_of(s->journal) == DLS_MEDIUM_FILE ||
@@ -449,6 +453,8 @@ void dls_judge_del(dls_judge *j)
     free(j->ck_runs);
     dls_cursor_del(j->ck_cursor);
     jr_drop(j);
+    jj_unlock(j); /* before its journal handle goes */
+    dls_medium_del(j->own_journal);
     free(j->rp_starts);
     free(j->lock_path);
     free(j->grantor_name);

@@ -413,6 +413,9 @@ struct dls_judge {
     struct jr_state *rp;    /* the replay kept alive between standby steps */
     uint64_t *rp_starts;    /* nmedia: the replay's cursor starts */
     uint64_t sb_steps;      /* standby steps */
+    dls_sync takeover_sync; /* the append handle's sync, when the standby
+                               followed a journal opened for read */
+    dls_medium *own_journal;/* that handle, opened at takeover (owned) */
 };
 
 /* ---- judge.c ---------------------------------------------------------------- */

@@ -73,7 +73,7 @@ int js_assemble(dls_judge *j, const dls_judge_settings *s, dls_where *w)
     if (rc)
         return rc;
     j->standby = true;
-    j->heartbeat = s->heartbeat_ns;
+    j->takeover_sync = s->takeover_sync;
     if (s->journal_lock_path && !(j->lock_path = strdup(s->journal_lock_path)))
         return DLS_ERR_NOMEM;
     dls_where lw = {0};
@@ -93,6 +93,30 @@ int js_assemble(dls_judge *j, const dls_judge_settings *s, dls_where *w)
     return jr_check_inputs(j, w);
 }
 
+/* A standby that followed a journal opened for read appends through a
+ * handle of its own: the same journal by its name, exclusive (the stream
+ * writer lock for the judge's lifetime), the settings' sync. */
+static int open_for_append(dls_judge *j)
+{
+    if (dls_medium_mode(j->journal) == DLS_OPEN_APPEND)
+        return 0;
+    dls_medium_settings ms;
+    dls_medium_settings_default(&ms);
+    ms.sync = j->takeover_sync;
+    ms.exclusive = true;
+    ms.lock_timeout_ms = 0;
+    dls_medium *m;
+    int rc = dls_medium_open(&m, dls_medium_name(j->journal), DLS_OPEN_APPEND, &ms, NULL);
+    if (rc)
+        return rc;
+    if (memcmp(dls_medium_id(m), j->journal_id, DLS_MEDIUM_ID_LEN) != 0) {
+        dls_medium_del(m);
+        return DLS_ERR_MEDIUM_ID; /* another file under the journal's name */
+    }
+    j->own_journal = m;
+    return 0;
+}
+
 /* The standby becomes the judge: the journal read to its end, the replay
  * ended as a restart ends it, the restart's checks and cursors. */
 static int take_over(dls_judge *j)
@@ -101,12 +125,16 @@ static int take_over(dls_judge *j)
     int rc = jr_step(j, true, &w);
     if (rc)
         return rc;
+    if ((rc = open_for_append(j)) != 0)
+        return rc;
     jr_end(j, true);
     if ((rc = jx_check_evidence(j, j->rp_starts, &w)) != 0 ||
         (rc = jx_open_cursors(j, j->rp_starts)) != 0)
         return rc;
     free(j->rp_starts);
     j->rp_starts = NULL;
+    if (j->own_journal)
+        j->journal = j->own_journal; /* read to its end: the handle to append to */
     j->standby = false;
     j->took_over = true;
     if (j->res)

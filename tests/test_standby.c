@@ -21,6 +21,12 @@
  *   refused; a standby never appends, calls back or acts for the owner.
  * - Heartbeat: a quiet active judge marks once `heartbeat` has passed since
  *   its last mark, not before.
+ * - Processes (cli.md, Operators: `judge --standby`): an active `daolease
+ *   judge` killed with SIGKILL while an agent holds a lease; a `daolease
+ *   judge --standby` on the same configuration says it follows and how far
+ *   behind it is, says once that it took over, then judges (the agent's
+ *   release is reclaimed by it) and the journal audits clean with one
+ *   takeover.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -45,6 +51,10 @@
 #include "daolease/stream.h"
 #include "judge/internal.h" /* a lease's evidence flag (snapshots) */
 #include "judge_harness.h"
+#include "support.h"
+
+#include <signal.h>
+#include <sys/wait.h>
 
 #define MS DLS_MS
 #define NHOLD 4
@@ -888,6 +898,61 @@ static void test_heartbeat_marks_quiet_passes(void **state)
     h_fini(&w.h);
 }
 
+/* ---- processes: judge --standby takes over from a killed judge ---------------------------- */
+
+/* Polls `cond` (a shell test) every 100 ms for up to `ms`. */
+static bool wait_for(unsigned ms, const char *dir, const char *cond)
+{
+    for (uint64_t end = mono_ms() + ms; mono_ms() < end; sleep_ms(100))
+        if (run_sh("cd %s && %s", dir, cond) == 0)
+            return true;
+    return false;
+}
+
+static void test_cli_standby_takes_over_after_sigkill(void **state)
+{
+    (void)state;
+    const char *bin = getenv("DAOLEASE_BIN");
+    if (!bin)
+        skip();
+    char *d = make_tmpdir();
+    assert_int_equal(run_sh("cd %s && for p in arbiter a1; do %s keygen $p >> keyring; done && "
+                            "%s stream create a1.dls > /dev/null", d, bin, bin), 0);
+    assert_int_equal(
+        run_sh("cd %s && printf '%%s' '{\"party\": \"arbiter\", \"key\": \"arbiter.secret\", "
+               "\"keyring\": \"keyring\", \"journal\": \"journal.dls\", \"media\": [\"a1.dls\"], "
+               "\"duration\": {\"s\": 2}, \"tolerance\": {\"ms\": 250}, "
+               "\"cadence\": {\"ms\": 100}, \"create_journal\": true, "
+               "\"heartbeat\": {\"ms\": 500}}' > judge.json && "
+               "printf '%%s' '{\"party\": \"a1\", \"key\": \"a1.secret\", \"keyring\": \"keyring\", "
+               "\"grantor\": \"arbiter\", \"journal\": \"journal.dls\", \"medium\": \"a1.dls\", "
+               "\"duration\": {\"s\": 2}}' > run.json", d), 0);
+    pid_t active = spawn("cd %s && exec %s judge --config judge.json > j1.out 2> j1.err", d, bin);
+    assert_true(wait_for(10000, d, "test -s journal.dls && grep -q status j1.out"));
+    pid_t standby =
+        spawn("cd %s && exec %s judge --standby --config judge.json > s.out 2> s.err", d, bin);
+    /* it says it follows, and how far behind the journal it is */
+    assert_true(wait_for(10000, d, "grep -q '\"standby\": true, .*\"behind\": {\"records\"' s.out"));
+    pid_t agent = spawn("cd %s && exec %s run --config run.json --subject s1 -- sleep 4 "
+                        "> run.out 2>&1", d, bin);
+    assert_true(wait_for(15000, d, "grep -q '\"granted\": 1' j1.out"));
+    assert_int_equal(kill(active, SIGKILL), 0);
+    assert_int_equal(wait_status(active), 128 + SIGKILL);
+    /* one line when it takes over; then it is the judge */
+    assert_true(wait_for(10000, d, "grep -q '\"took_over\": \"journal.dls\"' s.out"));
+    assert_int_equal(run_sh("cd %s && test $(grep -c took_over s.out) -eq 1", d), 0);
+    assert_int_equal(wait_status(agent), 0); /* the agent's lease held across the takeover */
+    assert_true(wait_for(15000, d, "grep -q '\"reclaim\": 1, .*\"release\"' s.out"));
+    assert_int_equal(kill(standby, SIGTERM), 0);
+    assert_int_equal(wait_status(standby), 0);
+    /* the journal audits clean and counts the takeover (judge.md rev 5, Audit) */
+    assert_int_equal(run_sh("cd %s && %s audit --journal journal.dls --keyring keyring "
+                            "--grantor arbiter --media a1.dls --json > audit.out", d, bin), 0);
+    assert_int_equal(run_sh("cd %s && grep -q '\"takeovers\": \\[[0-9]*\\]' audit.out", d), 0);
+    rm_rf(d);
+    free(d);
+}
+
 int main(void)
 {
     if (sodium_init() < 0)
@@ -900,6 +965,7 @@ int main(void)
         cmocka_unit_test(test_standby_refusals),
         cmocka_unit_test(test_standby_alone_takes_over),
         cmocka_unit_test(test_heartbeat_marks_quiet_passes),
+        cmocka_unit_test(test_cli_standby_takes_over_after_sigkill),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -178,6 +178,14 @@ typedef struct dls_judge_medium {
  *                            readings (unset: 3 × heartbeat + tolerance).
  *                            Kept for remote journals; a file journal's
  *                            takeover never waits for it.
+ *   takeover_sync     data   a standby may follow a file or segmented
+ *                            journal opened for read (the owning judge may
+ *                            hold its stream writer lock for its lifetime,
+ *                            as `daolease judge` does); taking over, it then
+ *                            opens the journal for append itself, by its
+ *                            name, `exclusive` (the stream writer lock held
+ *                            for the judge's lifetime), with this sync (not
+ *                            none), and owns that handle.
  */
 typedef struct dls_judge_settings {
     const dls_secret *grantor;
@@ -203,6 +211,7 @@ typedef struct dls_judge_settings {
     bool standby;
     uint64_t heartbeat_ns;
     uint64_t takeover_after_ns;
+    dls_sync takeover_sync;
 } dls_judge_settings;
 
 /* Fills *s with the defaults listed above. */

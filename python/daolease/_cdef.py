@@ -280,6 +280,7 @@ typedef struct dls_judge_settings {
     bool standby;
     uint64_t heartbeat_ns;
     uint64_t takeover_after_ns;
+    dls_sync takeover_sync;
 } dls_judge_settings;
 void dls_judge_settings_default(dls_judge_settings *s);
 typedef enum dls_reclaim_answer {
