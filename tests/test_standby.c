@@ -315,6 +315,7 @@ typedef struct follow_ctx {
     char scratch_lock[300];
     size_t compared;
     size_t mid_pass;          /* compared from inside the owner's reclaim */
+    unsigned mid_per_mille;   /* how often a reclaim call compares */
     bool checkpoints;
 } follow_ctx;
 
@@ -349,7 +350,7 @@ static void compare_now(follow_ctx *f)
 static void in_reclaim_compare(jctx *c)
 {
     follow_ctx *f = c->arg;
-    if (chance(300)) {
+    if (chance(f->mid_per_mille)) {
         compare_now(f); /* the mark listing the due leases landed, lapsed not yet */
         f->mid_pass++;
     }
@@ -369,7 +370,8 @@ static size_t follow_property(bool checkpoints, uint64_t seed, size_t passes)
     world_init(&w, true, 120);
     if (checkpoints)
         w.h.s.checkpoint_dir = w.h.ckpt_dir;
-    follow_ctx f = {.w = &w, .checkpoints = checkpoints};
+    follow_ctx f = {.w = &w, .checkpoints = checkpoints,
+                    .mid_per_mille = getenv("DLS_UNDER_VALGRIND") ? 1000 : 300};
     snprintf(f.scratch_lock, sizeof f.scratch_lock, "%s/restart.lock", w.h.dir);
     jctx ac = {.w = &w, .primary = true, .in_reclaim = in_reclaim_compare, .arg = &f};
     dls_judge *active = open_judge(&w, &w.h.s, &ac);
@@ -405,8 +407,9 @@ static void test_follow_equals_restart(void **state)
     uint64_t seed = seed_from_env();
     fprintf(stderr, "test_standby: seed %" PRIu64 " (DLS_SEED=%" PRIu64 " replays it)\n", seed,
             seed);
-    size_t passes = getenv("DLS_UNDER_VALGRIND") ? 40 : 150, mid = 0;
-    for (int k = 0; k < 3; k++) {
+    bool vg = getenv("DLS_UNDER_VALGRIND") != NULL; /* fewer under memcheck */
+    size_t passes = vg ? 24 : 150, mid = 0;
+    for (int k = 0; k < (vg ? 1 : 3); k++) {
         mid += follow_property(false, seed + (uint64_t)k, passes);
         mid += follow_property(true, seed + 100 + (uint64_t)k, passes);
     }
@@ -621,9 +624,10 @@ static void test_takeover_journal_is_restarts(void **state)
     uint64_t seed = seed_from_env();
     fprintf(stderr, "test_standby: seed %" PRIu64 "\n", seed);
     rng_state = seed;
-    for (int k = 0; k < 6; k++) {
-        size_t kill_at = 5 + (size_t)(rnd() % 60);
-        takeover_run(seed + 1000 + (uint64_t)k, kill_at, k % 2 == 1, 40);
+    bool vg = getenv("DLS_UNDER_VALGRIND") != NULL; /* fewer under memcheck */
+    for (int k = 0; k < (vg ? 2 : 6); k++) {
+        size_t kill_at = 5 + (size_t)(rnd() % (vg ? 20 : 60));
+        takeover_run(seed + 1000 + (uint64_t)k, kill_at, k % 2 == 1, vg ? 15 : 40);
     }
 }
 
