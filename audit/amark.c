@@ -153,6 +153,7 @@ int dls_amark_parse(dls_amark *m, const uint8_t *p, size_t n, dls_where *w)
         m->cadence_ns = v.cadence.ns;
         m->late = v.late;
         m->restarted = v.restarted;
+        m->takeover = v.takeover; /* judge.md rev 5: checked by the codec */
     }
     m->basis = malloc(v.basis.n + 1);
     if (!m->basis)

@@ -34,6 +34,8 @@ typedef struct dls_amark {
     uint8_t *basis;             /* owned copy (NUL-terminated for messages) */
     size_t basis_len;
     bool late, restarted;
+    bool takeover;              /* revision 5: "dao.judge/takeover" (with
+                                   restarted): a standby judge's takeover */
     /* judge.md Restart, revision 4 (first record only): */
     bool kept;                  /* "dao.judge/kept": recovered leases keep
                                    their last relevant observation */

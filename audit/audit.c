@@ -107,6 +107,7 @@ void dls_audit_del(dls_audit *a)
     free(a->gaps);
     free(a->terrs);
     free(a->restarts);
+    free(a->takeovers);
     free(a->basis_changes);
     for (size_t i = 0; i < a->sum.n_bases; i++)
         free((void *)a->bases[i].name.p);

@@ -130,6 +130,7 @@ struct dls_audit {
     dls_audit_span *gaps; size_t cap_gaps;
     dls_audit_span *terrs; size_t cap_terrs;
     uint64_t *restarts; size_t cap_restarts;
+    uint64_t *takeovers; size_t cap_takeovers;
     uint64_t *basis_changes; size_t cap_basis_changes;
     dls_audit_basis *bases; size_t cap_bases;
     uint8_t (*missing)[DLS_MEDIUM_ID_LEN]; size_t cap_missing;

@@ -271,6 +271,9 @@ void au_process_mark(dls_audit *a, const dls_amark *mk)
     }
     if (mk->restarted) {
         APUSH(a, a->restarts, a->sum.n_restarts, a->cap_restarts, pass);
+        /* judge.md rev 5: a takeover is a restart for every rule, counted */
+        if (mk->takeover)
+            APUSH(a, a->takeovers, a->sum.n_takeovers, a->cap_takeovers, pass);
         restart_leases(a, mk);
     }
     if (mk->has_floor || mk->n_from)

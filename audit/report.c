@@ -234,6 +234,7 @@ void au_finish(dls_audit *a)
     s->gaps = a->gaps;
     s->transport_errors = a->terrs;
     s->restarts = a->restarts;
+    s->takeovers = a->takeovers;
     s->basis_changes = a->basis_changes;
     s->bases = a->bases;
     s->missing_media = (const uint8_t(*)[DLS_MEDIUM_ID_LEN])a->missing;

@@ -29,7 +29,7 @@
 
 static const char usage_text[] =
     "usage: daolease judge --config FILE [--passes N] [--create]\n"
-    "                      [--lost-ledger INVENTORY --floor N]\n\n"
+    "                      [--lost-ledger INVENTORY --floor N] [--standby]\n\n"
     "Runs a judge over the configured journal and lease-fact media, one pass\n"
     "at least every cadence, until SIGINT or SIGTERM (or N passes with a now).\n"
     "Reclaims are reported on stdout; a status line is printed every second.\n\n"
@@ -45,7 +45,10 @@ static const char usage_text[] =
     "                  each resource of INVENTORY (JSON Lines: subject, holder,\n"
     "                  lease, medium), reading every medium from its end\n"
     "  --floor N       with --lost-ledger: the largest lease id the lost journal\n"
-    "                  minted; new ids start at N + 1\n";
+    "                  minted; new ids start at N + 1\n"
+    "  --standby       follow the journal as a standby judge (same config as the\n"
+    "                  judge); take over when that judge's process ends, then\n"
+    "                  go on as `judge` (file journals; docs/standby.md)\n";
 
 struct judge_opts {
     const char *config;
@@ -54,6 +57,7 @@ struct judge_opts {
     const char *inventory;
     bool has_floor;
     uint64_t floor;
+    bool standby;
 };
 
 struct judge_proc {
@@ -158,9 +162,33 @@ static int open_jetstream_journal(struct judge_proc *p, const char *path, bool c
  * it by any path is refused at once — and is created only when asked
  * (--create or --lost-ledger): a missing journal is an error, never a
  * silent fresh ledger (issue 12 item 5). */
+/* judge --standby (docs/standby.md): the journal is followed through a
+ * read handle (the judge holds its writer lock for its lifetime); the
+ * library opens it for append itself when it takes over. Remote journals
+ * are not supported yet. */
+static int open_standby_journal(struct judge_proc *p)
+{
+    const char *path = p->cfg.journal;
+    if (!strncmp(path, "redis://", 8) || dls_jetstream_is_url(path)) {
+        dls_cli_error("judge", "%s: a standby judge on a Redis or JetStream journal is not "
+                               "supported yet (docs/standby.md)", path);
+        return DLS_ERR_CONFIG;
+    }
+    dls_where w = {0};
+    int rc = dls_medium_open(&p->journal, path, DLS_OPEN_READ, NULL, &w);
+    if (rc)
+        dls_cli_error("judge", "%s: %s", path, rc == DLS_ERR_NOTFOUND
+                                                  ? "no such journal (a standby follows an "
+                                                    "existing journal)"
+                                                  : w.reason ? w.reason : dls_strerror(rc));
+    return rc;
+}
+
 static int open_journal(struct judge_proc *p)
 {
     const char *path = p->cfg.journal;
+    if (p->o->standby)
+        return open_standby_journal(p);
     bool create = p->o->create || p->cfg.create_journal || p->o->inventory;
     if (!strncmp(path, "redis://", 8))
         return dls_cli_open(&p->journal, "judge", path, DLS_OPEN_APPEND, create,
@@ -439,6 +467,55 @@ static void warn_checkpoints(struct judge_proc *p)
                   loaded ? "" : "; none loaded: full replay of the journal");
 }
 
+/* The journal's name as a JSON string, in out[0..cap). */
+static const char *json_name(const char *name, char *out, size_t cap)
+{
+    dls_jbuf b = {0};
+    if (dls_jbuf_string(&b, (const uint8_t *)name, strlen(name)) || !b.p || b.n >= cap)
+        snprintf(out, cap, "null");
+    else
+        snprintf(out, cap, "%.*s", (int)b.n, b.p);
+    dls_jbuf_free(&b);
+    return out;
+}
+
+/* judge --standby: where the standby is, one line (docs/standby.md). */
+static void standby_line(const struct judge_proc *p, bool first)
+{
+    dls_judge_standby_info si;
+    if (dls_judge_standby_status(p->judge, &si))
+        return;
+    const char *name = dls_medium_name(p->journal);
+    char buf[1024];
+    if (p->tty)
+        printf("standby: %s %s at pass %" PRIu64 ", behind %" PRIu64 " records (%" PRIu64
+               " bytes, %" PRIu64 " passes)%s\n",
+               first ? "following" : "follows", name, si.journal_pass, si.behind_records,
+               si.behind_bytes, si.behind_passes,
+               si.holds_lock ? "; the journal's lock is free: taking over" : "");
+    else
+        printf("{\"standby\": true, \"journal\": %s, \"pass\": %" PRIu64
+               ", \"behind\": {\"records\": %" PRIu64 ", \"bytes\": %" PRIu64
+               ", \"passes\": %" PRIu64 "}}\n",
+               json_name(name, buf, sizeof buf), si.journal_pass, si.behind_records, si.behind_bytes,
+               si.behind_passes);
+    fflush(stdout);
+}
+
+static void on_took_over(void *user, uint64_t pass)
+{
+    const struct judge_proc *p = user;
+    const char *name = dls_medium_name(p->journal);
+    char buf[1024];
+    if (p->tty)
+        printf("standby: took over %s; its first pass as the judge is %" PRIu64 "\n", name,
+               pass);
+    else
+        printf("{\"took_over\": %s, \"pass\": %" PRIu64 "}\n",
+               json_name(name, buf, sizeof buf), pass);
+    fflush(stdout);
+}
+
 static int assemble(struct judge_proc *p)
 {
     int rc = dls_cli_load_keys("judge", p->cfg.key, p->cfg.keyring, &p->secret, &p->keyring);
@@ -460,7 +537,12 @@ static int assemble(struct judge_proc *p)
     s.lost_ledger = p->o->inventory != NULL;
     s.lease_floor = p->o->floor;
     s.checkpoint_dir = p->ckdir = ck_folder(&p->cfg);
-    dls_judge_callbacks cb = {.reclaim = on_reclaim};
+    s.heartbeat_ns = p->cfg.heartbeat.ns; /* judge.md rev 5, Standby judges */
+    if (p->cfg.has_takeover_after)
+        s.takeover_after_ns = p->cfg.takeover_after.ns;
+    s.standby = p->o->standby;
+    s.takeover_sync = dls_cli_sync(p->cfg.sync);
+    dls_judge_callbacks cb = {.reclaim = on_reclaim, .took_over = on_took_over};
     dls_where w = {0};
     rc = dls_judge_new(&p->judge, &s, &cb, p, &w);
     if (rc == DLS_ERR_JOURNAL_SHORT)
@@ -473,6 +555,8 @@ static int assemble(struct judge_proc *p)
         warn_checkpoints(p);
     if (!rc && p->o->inventory)
         rc = lost_ledger(p);
+    if (!rc && p->o->standby)
+        standby_line(p, true);
     return rc;
 }
 
@@ -591,18 +675,21 @@ static int loop(struct judge_proc *p, uint64_t max_passes)
         }
         add(&t, &r);
         dls_cli_notify_pass(&sn, &r, now);
-        ck_passes += r.has_now;
+        ck_passes += r.has_now && !r.standby;
         if (maybe_checkpoint(p, &ck_passes, &ck_bytes, false)) {
             dls_cli_error("judge", "%s: the checkpoint's commit record was not appended",
                           dls_medium_name(p->journal));
             return DLS_EXIT_FAIL;
         }
         if (first || dls_passed(last_status, now, DLS_NS_PER_S - 1)) {
-            status(p, &r, &t);
+            if (r.standby)
+                standby_line(p, false);
+            else
+                status(p, &r, &t);
             last_status = now;
             first = false;
         }
-        if (r.has_now && max_passes && ++passes >= max_passes)
+        if (r.has_now && !r.standby && max_passes && ++passes >= max_passes)
             break;
         uint64_t sleep = p->cfg.cadence.ns / 2;
         if (r.next_due > now && r.next_due - now < sleep)
@@ -650,6 +737,7 @@ int dls_cmd_judge(int argc, char **argv)
         {"create", no_argument, 0, 'C'},
         {"lost-ledger", required_argument, 0, 'L'},
         {"floor", required_argument, 0, 'F'},
+        {"standby", no_argument, 0, 'S'},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0},
     };
@@ -666,6 +754,7 @@ int dls_cmd_judge(int argc, char **argv)
                 return usage_error("--passes wants a number of passes >= 1, not \"%s\"", optarg);
             break;
         case 'C': o.create = true; break;
+        case 'S': o.standby = true; break;
         case 'L': o.inventory = optarg; break;
         case 'F':
             if (parse_count(optarg, &o.floor) || o.floor > INT64_MAX)
@@ -686,6 +775,9 @@ int dls_cmd_judge(int argc, char **argv)
                                  "journal minted)");
     if (o.has_floor && !o.inventory)
         return usage_error("%s", "--floor goes with --lost-ledger");
+    if (o.standby && (o.inventory || o.create))
+        return usage_error("%s", "--standby follows an existing journal: not with --create or "
+                                 "--lost-ledger");
     struct judge_proc p;
     memset(&p, 0, sizeof p);
     p.o = &o;

@@ -227,6 +227,11 @@ static int one_key(dls_config *c, const char *k, json_t *v)
     if (!strcmp(k, "max_duration")) return get_duration(f, v, k, &c->max_duration, 0);
     if (!strcmp(k, "max")) return get_duration(f, v, k, &c->max, 0);
     if (!strcmp(k, "lock_delay")) return get_duration(f, v, k, &c->lock_delay, 1);
+    if (!strcmp(k, "heartbeat")) return get_duration(f, v, k, &c->heartbeat, 1);
+    if (!strcmp(k, "takeover_after")) {
+        c->has_takeover_after = true;
+        return get_duration(f, v, k, &c->takeover_after, 0);
+    }
     if (!strcmp(k, "grace")) return get_duration(f, v, k, &c->grace, 1);
     if (!strcmp(k, "create_medium") || !strcmp(k, "create_journal")) {
         if (!json_is_boolean(v)) {

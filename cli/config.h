@@ -39,6 +39,9 @@ typedef struct dls_config {
     dls_duration max_duration; /* default 1 h */
     dls_duration max;          /* cap on tenure; ns 0 = none */
     dls_duration lock_delay;   /* ns 0 = none */
+    dls_duration heartbeat;    /* judge: a mark at least this often; ns 0 = none */
+    dls_duration takeover_after; /* judge --standby on a remote journal; unset: */
+    bool has_takeover_after;     /*   3 × heartbeat + tolerance (judge.md rev 5) */
     dls_duration grace;        /* run: SIGTERM → SIGKILL grace, default 2 s */
     bool create_medium;        /* run: create `medium` when missing (default false) */
     bool create_journal;       /* judge: create `journal` when missing (default false) */

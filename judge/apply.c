@@ -432,3 +432,40 @@ int ja_answered(dls_judge *j, dls_bytes holder, dls_bytes proposal, bool lost)
     jl_prop_free(p);
     return 0;
 }
+
+/* A standby's replay lives on (judge.md rev 5, Standby judges): the
+ * proposals it read and the journal answered since are dropped from the
+ * vector once they are most of it, and the index is rebuilt, so following
+ * holds what is unanswered, not everything ever proposed. Drain order is
+ * kept. 0 or DLS_ERR_NOMEM (the vector and index unchanged). */
+int ja_props_compact(dls_judge *j)
+{
+    size_t live = 0;
+    for (size_t i = 0; i < j->props.n; i++)
+        live += !JVEC_AT(j->props, jl_prop, i).dead;
+    if (j->props.n < 64 || live * 2 > j->props.n)
+        return 0;
+    jtab index;
+    memset(&index, 0, sizeof index);
+    size_t k = 0;
+    for (size_t i = 0; i < j->props.n; i++) {
+        const jl_prop *p = &JVEC_AT(j->props, jl_prop, i);
+        if (p->dead)
+            continue;
+        uint32_t h = prop_hash(j, jl_party_at(j, p->holder), p->proposal, p->plen);
+        if (jtab_insert(&index, h, (uint32_t)k++)) {
+            jtab_free(&index);
+            return DLS_ERR_NOMEM;
+        }
+    }
+    k = 0;
+    for (size_t i = 0; i < j->props.n; i++) {
+        jl_prop p = JVEC_AT(j->props, jl_prop, i);
+        if (!p.dead)
+            JVEC_AT(j->props, jl_prop, k++) = p;
+    }
+    j->props.n = k;
+    jtab_free(&j->prop_index);
+    j->prop_index = index;
+    return 0;
+}

@@ -532,6 +532,8 @@ int dls_judge_checkpoint(dls_judge *j, const char *dir, dls_judge_checkpoint_inf
                          dls_where *w)
 {
     int rc = jx_usable(j);
+    if (!rc)
+        rc = js_refuse(j); /* a standby never appends nor acts */
     if (rc)
         return rc;
     dls_judge_checkpoint_info scratch;
@@ -971,6 +973,8 @@ int jc_prune_checkpoints(dls_judge *j, const char *dir, size_t keep, size_t *del
     if (deleted)
         *deleted = 0;
     int rc = jx_usable(j);
+    if (!rc)
+        rc = js_refuse(j); /* a standby never appends nor acts */
     if (rc)
         return rc;
     if (keep < 2) {
@@ -1038,6 +1042,8 @@ int jc_trim_journal(dls_judge *j, const char *dir, uint64_t *before, uint64_t *o
     if (oldest)
         *oldest = 0;
     int rc = jx_usable(j);
+    if (!rc)
+        rc = js_refuse(j); /* a standby never appends nor acts */
     if (rc)
         return rc;
     if (dls_medium_kind_of(j->journal) != DLS_MEDIUM_SEGMENTED) {

@@ -407,6 +407,19 @@ struct dls_judge {
                                goes on from there), or NULL */
     uint64_t *ck_runs;      /* nmedia: the loaded failing runs' first now, or
                                UINT64_MAX (none) */
+
+    /* standby judges (standby.c; judge.md rev 5, Standby judges) */
+    bool standby;           /* following the journal: no pass runs */
+    bool took_over;         /* this handle took over: its first mark says so */
+    uint64_t heartbeat;     /* 0: none */
+    uint64_t takeover_after;
+    char *lock_path;        /* journal_lock_path, copied, or NULL */
+    struct jr_state *rp;    /* the replay kept alive between standby steps */
+    uint64_t *rp_starts;    /* nmedia: the replay's cursor starts */
+    uint64_t sb_steps;      /* standby steps */
+    dls_sync takeover_sync; /* the append handle's sync, when the standby
+                               followed a journal opened for read */
+    dls_medium *own_journal;/* that handle, opened at takeover (owned) */
 };
 
 /* ---- judge.c ---------------------------------------------------------------- */
@@ -563,6 +576,9 @@ void jl_prop_free(jl_prop *p);
  * then, when the replay did not read it, it is remembered in j->answered.
  * 0 or DLS_ERR_NOMEM. */
 int ja_answered(dls_judge *j, dls_bytes holder, dls_bytes proposal, bool lost);
+/* Drops answered proposals from j->props once they are most of it,
+ * rebuilding j->prop_index (a standby's replay between steps). */
+int ja_props_compact(dls_judge *j);
 
 /* ---- journal.c -------------------------------------------------------------- */
 
@@ -596,10 +612,46 @@ int jp_grant(dls_judge *j, const jl_prop *p, uint32_t subject, dls_duration d,
  * j->last_pass, j->prev_now, j->highest, the cursors' start positions in
  * `starts` (one per medium) and the unanswered proposals in j->props. */
 int jr_replay(dls_judge *j, uint64_t *starts, dls_where *w);
+/* The same replay in steps, kept alive between them (a standby judge,
+ * judge.md rev 5): jr_begin sets it up (from a loaded checkpoint when
+ * there is one) with `starts` owned by the caller until jr_end; each
+ * jr_step applies what the journal gained up to where it blocks — the
+ * newest mark too, unless `settle` is false and the mark may continue in
+ * a record not yet readable (its record filled to the limit); jr_end
+ * (ok) does what a restart does once the journal is read (unanswered
+ * proposals kept in drain order, the last pass and now, failing runs)
+ * and frees the state, which jr_drop frees alone. */
+int jr_begin(dls_judge *j, uint64_t *starts, dls_where *w);
+int jr_step(dls_judge *j, bool settle, dls_where *w);
+void jr_end(dls_judge *j, bool ok);
+void jr_drop(dls_judge *j);
+/* A standby's inputs against the journal's newest mark: its basis and
+ * its media (the mark's drained list: the same ids in the same order).
+ * 0 or DLS_ERR_CONFIG with w. No mark read yet: 0. */
+int jr_check_inputs(dls_judge *j, dls_where *w);
+/* The journal position applied up to and the last pass applied; the
+ * records, bytes and pass marks after it (read now, not applied). */
+int jr_behind(dls_judge *j, uint64_t *applied, uint64_t *pass, uint64_t *records,
+              uint64_t *bytes, uint64_t *passes);
 /* A resolver that verifies the journal's records: the grantor's Ed25519
  * key, bound to the journal's medium id (replay, restart from a checkpoint,
  * pruning by commits). 0, DLS_ERR_NOMEM or a keyring/resolver error. */
 int jr_grantor_verifier(const dls_judge *j, dls_resolver **out);
+
+/* ---- assembly.c, standby.c ------------------------------------------------------ */
+
+/* Restart's refusal of a journal shorter than the holders' evidence, and
+ * the media cursors at their starts (assembly.c). */
+int jx_check_evidence(dls_judge *j, const uint64_t *starts, dls_where *w);
+int jx_open_cursors(dls_judge *j, const uint64_t *starts);
+/* A standby's assembly after copy_assembly: refusals, the one lock try,
+ * the replay from a checkpoint or the start (standby.c). */
+int js_assemble(dls_judge *j, const dls_judge_settings *s, dls_where *w);
+/* A standby's step: follows the journal, tries the lock; on takeover the
+ * handle is the judge when it returns (j->standby false). */
+int js_step(dls_judge *j);
+/* DLS_ERR_STATE on a standby: it never appends or acts for the owner. */
+int js_refuse(const dls_judge *j);
 
 /* ---- checkpoint.c, checkpoint_load.c ---------------------------------------- */
 

@@ -93,6 +93,7 @@ int jj_mark(dls_judge *j)
     m.late = j->late;
     m.restarted = j->restarted;
     m.kept = j->restarted && j->kept;
+    m.takeover = j->restarted && j->took_over; /* judge.md rev 5, Standby judges */
     if (j->restarted && j->lost_mode && !j->replayed) {
         m.has_floor = true;
         m.floor = j->floor;

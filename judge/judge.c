@@ -306,9 +306,18 @@ static int classify(dls_judge *j)
 
 /* ---- steps 4–6: mark, reclaim, record ------------------------------------------------------ */
 
+/* judge.md rev 5, Standby judges (Heartbeat): a pass whose now is at
+ * least `heartbeat` after its last mark's now owes a mark. */
+static bool heartbeat_owed(const dls_judge *j)
+{
+    return j->heartbeat && j->ck_mark && j->now >= j->ck_now &&
+           j->now - j->ck_now >= j->heartbeat;
+}
+
 static int mark_if_owed(dls_judge *j)
 {
-    if (!(j->moved || j->any_error || j->due.n || j->late || j->restarted))
+    if (!(j->moved || j->any_error || j->due.n || j->late || j->restarted ||
+          heartbeat_owed(j)))
         return 0; /* owed later only if the pass appends */
     int rc = jj_mark(j);
     if (!rc)
@@ -550,6 +559,25 @@ static void finish(dls_judge *j)
     r->next_due = j->now_valid ? next_due(j) : 0;
 }
 
+/* A standby's call (standby.c): no pass, the journal followed; next_due
+ * at the cadence, so the owner's loop keeps calling. */
+static int standby_pass(dls_judge *j)
+{
+    int rc = js_step(j);
+    if (rc)
+        return rc;
+    if (!j->standby)
+        return 0; /* took over: the first pass follows */
+    dls_judge_pass_result *r = j->res;
+    r->standby = true;
+    r->has_now = j->now_valid;
+    r->now = j->now;
+    r->pass = j->last_pass;
+    r->live = j->live;
+    r->next_due = j->now_valid ? dls_add_sat(j->now, j->cadence) : 0;
+    return 0;
+}
+
 int dls_judge_pass(dls_judge *j, dls_judge_pass_result *r)
 {
     int rc = jx_usable(j);
@@ -566,6 +594,13 @@ int dls_judge_pass(dls_judge *j, dls_judge_pass_result *r)
         return DLS_ERR_TICKS_ENDED;
     }
     drain_ticks(j);
+    if (j->standby) {
+        rc = standby_pass(j);
+        if (rc || j->standby) {
+            j->res = NULL;
+            return rc ? jx_poison(j, rc) : 0;
+        }
+    }
     if (!j->now_valid) { /* before the first tick: nothing at all */
         finish(j);
         j->res = NULL;
@@ -614,6 +649,8 @@ int jx_usable(const dls_judge *j)
 int dls_judge_end(dls_judge *j, uint64_t lease)
 {
     int rc = jx_usable(j);
+    if (!rc)
+        rc = js_refuse(j);
     if (rc)
         return rc;
     uint32_t idx = jl_lease_find(j, lease);

@@ -497,6 +497,8 @@ int dls_judge_grant(dls_judge *j, dls_bytes subject, dls_bytes holder, uint32_t 
                     const dls_duration *duration, const dls_mode *mode, uint64_t *ticket)
 {
     int rc = jx_usable(j);
+    if (!rc)
+        rc = js_refuse(j); /* a standby never appends nor acts */
     if (rc)
         return rc;
     if ((rc = check_request(j, subject, holder, medium, duration, mode)) != 0)
@@ -510,6 +512,8 @@ int dls_judge_grant(dls_judge *j, dls_bytes subject, dls_bytes holder, uint32_t 
 int dls_judge_lost_ledger(dls_judge *j, const dls_judge_possession *items, size_t n, int *status)
 {
     int rc = jx_usable(j);
+    if (!rc)
+        rc = js_refuse(j); /* a standby never appends nor acts */
     if (rc)
         return rc;
     if (j->replayed || j->started || j->live)

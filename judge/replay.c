@@ -56,6 +56,9 @@ typedef struct jr_state {
     uint64_t *run_since;     /*   the now of the run's first pass */
     uint64_t *run_last;      /*   the run's last pass */
     uint64_t position;       /* journal position being replayed */
+    dls_cursor *jc;          /* the journal, kept between steps */
+    size_t mark_len;         /* the newest mark record's length (fact bytes) */
+    size_t mark_limit;       /* dls_mark_limit for the grantor */
 } jr_state;
 
 static int bad(jr_state *st, const char *reason)
@@ -353,6 +356,7 @@ static int on_record(jr_state *st, const dls_record *rec)
     switch (dls_mark_classify(a.fact.p, a.fact.n)) {
     case DLS_MARK_REC_MARK:
         j->ck_next = st->position + 1; /* checkpoint.c: journal_next */
+        st->mark_len = a.fact.n;
         return on_mark(st, a.fact.p, a.fact.n);
     case DLS_MARK_REC_LEASE:
         j->ck_next = st->position + 1;
@@ -382,23 +386,41 @@ int jr_grantor_verifier(const dls_judge *j, dls_resolver **out)
     return rc;
 }
 
-static int replay_journal(jr_state *st)
+/* The journal cursor: after a loaded checkpoint, its journal_next, or just
+ * after its commit record when only commit records lie between
+ * (checkpoint.c); else position 0. */
+static int open_journal(jr_state *st)
 {
     dls_judge *j = st->j;
-    dls_cursor *c;
-    /* From a loaded checkpoint: its journal_next, or just after its commit
-     * record when only commit records lie between (checkpoint.c). */
     if (j->ck_cursor) {
-        c = j->ck_cursor;
+        st->jc = j->ck_cursor;
         j->ck_cursor = NULL;
-    } else if (dls_cursor_new(&c, j->journal, j->ck_loaded ? j->ck_next : 0)) {
-        return DLS_ERR_NOMEM;
+        return 0;
     }
+    return dls_cursor_new(&st->jc, j->journal, j->ck_loaded ? j->ck_next : 0) ? DLS_ERR_NOMEM
+                                                                            : 0;
+}
+
+/* The newest mark may go on in continuation records (judge.md, Journal:
+ * filled greedily, appended with it in one batch): only a record filled
+ * to within one entry of the limit can have one. */
+#define JR_ENTRY_MAX 96 /* a list entry with its key and array header, at most */
+
+static bool may_continue(const jr_state *st)
+{
+    return st->mark_len + JR_ENTRY_MAX > st->mark_limit;
+}
+
+/* Reads the journal from where the last step stopped to where it blocks,
+ * applying every record; then the newest mark (see jr_begin). */
+static int replay_journal(jr_state *st, bool settle)
+{
+    dls_judge *j = st->j;
     int rc = 0;
     for (bool more = true; more && !rc;) {
         dls_record rec;
-        st->position = dls_cursor_position(c);
-        switch (dls_cursor_next(c, &rec, NULL)) {
+        st->position = dls_cursor_position(st->jc);
+        switch (dls_cursor_next(st->jc, &rec, NULL)) {
         case DLS_NEXT_OK:
             j->replayed = true;
             rc = on_record(st, &rec);
@@ -421,8 +443,8 @@ static int replay_journal(jr_state *st)
             break;
         }
     }
-    dls_cursor_del(c);
-    if (!rc && st->have_mark && !st->applied)
+    st->position = dls_cursor_position(st->jc);
+    if (!rc && st->have_mark && !st->applied && (settle || !may_continue(st)))
         rc = apply_mark(st);
     return rc;
 }
@@ -478,65 +500,170 @@ static void finish(jr_state *st)
     }
 }
 
-int jr_replay(dls_judge *j, uint64_t *starts, dls_where *w)
+static void free_state(jr_state *st)
 {
-    jr_state st;
-    memset(&st, 0, sizeof st);
-    st.j = j;
-    st.w = w;
-    st.starts = starts;
-    dls_judge_pass_result scratch;
-    memset(&scratch, 0, sizeof scratch);
-    j->res = &scratch;
-    st.cursors = calloc(j->nmedia ? j->nmedia : 1, sizeof *st.cursors);
-    st.broken = calloc(j->nmedia ? j->nmedia : 1, sizeof *st.broken);
+    dls_judge *j = st->j;
+    for (size_t i = 0; st->cursors && i < j->nmedia; i++)
+        dls_cursor_del(st->cursors[i]);
+    dls_cursor_del(st->jc);
+    free(st->cursors);
+    free(st->broken);
+    free(st->from);
+    free(st->run);
+    free(st->run_since);
+    free(st->run_last);
+    free(st->basis);
+    jvec_free(&st->drained);
+    jvec_free(&st->due);
+    jvec_free(&st->errors);
+    dls_resolver_del(st->verify);
+    free(st);
+}
+
+int jr_begin(dls_judge *j, uint64_t *starts, dls_where *w)
+{
+    jr_state *st = calloc(1, sizeof *st);
+    if (!st)
+        return DLS_ERR_NOMEM;
+    j->rp = st;
+    st->j = j;
+    st->w = w;
+    st->starts = starts;
+    st->mark_limit = dls_mark_limit(j->grantor_len);
     size_t nm = j->nmedia ? j->nmedia : 1;
-    st.from = calloc(nm, sizeof *st.from);
-    st.run = calloc(nm, sizeof *st.run);
-    st.run_since = calloc(nm, sizeof *st.run_since);
-    st.run_last = calloc(nm, sizeof *st.run_last);
-    int rc = st.cursors && st.broken && st.from && st.run && st.run_since && st.run_last
-                 ? jr_grantor_verifier(st.j, &st.verify)
+    st->cursors = calloc(nm, sizeof *st->cursors);
+    st->broken = calloc(nm, sizeof *st->broken);
+    st->from = calloc(nm, sizeof *st->from);
+    st->run = calloc(nm, sizeof *st->run);
+    st->run_since = calloc(nm, sizeof *st->run_since);
+    st->run_last = calloc(nm, sizeof *st->run_last);
+    int rc = st->cursors && st->broken && st->from && st->run && st->run_since && st->run_last
+                 ? jr_grantor_verifier(st->j, &st->verify)
                  : DLS_ERR_NOMEM;
     if (!rc && j->ck_loaded) { /* checkpoint.c: its pass is the last mark */
-        st.have_mark = st.applied = true;
-        st.pass = j->ck_pass;
-        st.now = j->ck_now;
-        st.basis = malloc(strlen(j->ck_basis) + 1);
-        if (!st.basis)
+        st->have_mark = st->applied = true;
+        st->pass = j->ck_pass;
+        st->now = j->ck_now;
+        st->basis = malloc(strlen(j->ck_basis) + 1);
+        if (!st->basis)
             rc = DLS_ERR_NOMEM;
         else
-            memcpy(st.basis, j->ck_basis, strlen(j->ck_basis) + 1);
+            memcpy(st->basis, j->ck_basis, strlen(j->ck_basis) + 1);
         for (size_t i = 0; i < j->nmedia; i++) {
-            st.from[i] = starts[i];
+            st->from[i] = starts[i];
             if (j->ck_runs && j->ck_runs[i] != UINT64_MAX) { /* a failing run goes on */
-                st.run[i] = true;
-                st.run_last[i] = j->ck_pass;
-                st.run_since[i] = j->ck_runs[i];
+                st->run[i] = true;
+                st->run_last[i] = j->ck_pass;
+                st->run_since[i] = j->ck_runs[i];
             }
         }
     }
-    j->replaying = true;
     if (!rc)
-        rc = replay_journal(&st);
-    j->replaying = false;
-    if (!rc) {
-        compact_props(j);
-        finish(&st);
-    }
-    for (size_t i = 0; st.cursors && i < j->nmedia; i++)
-        dls_cursor_del(st.cursors[i]);
-    free(st.cursors);
-    free(st.broken);
-    free(st.from);
-    free(st.run);
-    free(st.run_since);
-    free(st.run_last);
-    free(st.basis);
-    jvec_free(&st.drained);
-    jvec_free(&st.due);
-    jvec_free(&st.errors);
-    dls_resolver_del(st.verify);
-    j->res = NULL;
+        rc = open_journal(st);
     return rc;
+}
+
+int jr_step(dls_judge *j, bool settle, dls_where *w)
+{
+    jr_state *st = j->rp;
+    if (!st)
+        return DLS_ERR_STATE;
+    dls_judge_pass_result scratch;
+    memset(&scratch, 0, sizeof scratch);
+    dls_judge_pass_result *keep = j->res;
+    j->res = &scratch;
+    st->w = w;
+    j->replaying = true;
+    int rc = replay_journal(st, settle);
+    j->replaying = false;
+    j->res = keep;
+    st->w = NULL;
+    if (!rc && st->have_mark)
+        j->last_pass = st->pass; /* what has been applied (finish sets it again) */
+    if (!rc && !settle)
+        rc = ja_props_compact(j);
+    return rc;
+}
+
+void jr_drop(dls_judge *j)
+{
+    if (j->rp)
+        free_state(j->rp);
+    j->rp = NULL;
+}
+
+void jr_end(dls_judge *j, bool ok)
+{
+    jr_state *st = j->rp;
+    if (st && ok) {
+        compact_props(j);
+        finish(st);
+    }
+    jr_drop(j);
+}
+
+int jr_replay(dls_judge *j, uint64_t *starts, dls_where *w)
+{
+    int rc = jr_begin(j, starts, w);
+    if (!rc)
+        rc = jr_step(j, true, w);
+    jr_end(j, rc == 0);
+    return rc;
+}
+
+int jr_check_inputs(dls_judge *j, dls_where *w)
+{
+    const jr_state *st = j->rp;
+    if (!st || !st->have_mark)
+        return 0;
+    if (strcmp(st->basis, j->basis) != 0)
+        return dls_where_fill(w, DLS_ERR_CONFIG,
+                              (dls_where){.offset = st->position,
+                                          .reason = "the standby's reading basis is not the "
+                                                    "journal's (a standby is assembled with "
+                                                    "exactly the judge's tick sources)"});
+    if (j->ck_loaded && st->drained.n == 0)
+        return 0; /* no mark after the checkpoint: its media were matched by id */
+    bool same = st->drained.n == j->nmedia;
+    for (size_t i = 0; same && i < j->nmedia; i++)
+        same = memcmp(JVEC_AT(st->drained, dls_mark_pos, i).medium, j->media[i].id,
+                      DLS_MEDIUM_ID_LEN) == 0;
+    if (!same)
+        return dls_where_fill(w, DLS_ERR_CONFIG,
+                              (dls_where){.offset = st->position,
+                                          .reason = "the standby's lease-fact media are not the "
+                                                    "journal's (the newest mark drains other "
+                                                    "media, or the same in another order): a "
+                                                    "standby is assembled with exactly the "
+                                                    "judge's media, in its assembly order"});
+    return 0;
+}
+
+int jr_behind(dls_judge *j, uint64_t *applied, uint64_t *pass, uint64_t *records,
+              uint64_t *bytes, uint64_t *passes)
+{
+    jr_state *st = j->rp;
+    *applied = *pass = *records = *bytes = *passes = 0;
+    if (!st)
+        return 0;
+    *applied = st->position;
+    *pass = st->pass;
+    dls_cursor *c;
+    if (dls_cursor_new(&c, j->journal, st->position))
+        return DLS_ERR_NOMEM;
+    for (;;) {
+        dls_record rec;
+        if (dls_cursor_next(c, &rec, NULL) != DLS_NEXT_OK)
+            break;
+        (*records)++;
+        *bytes += rec.n;
+        dls_attribution a;
+        dls_resolver_attribute(st->verify, rec.p, rec.n, &a);
+        dls_mark_view v;
+        if (a.attributed && dls_mark_classify(a.fact.p, a.fact.n) == DLS_MARK_REC_MARK &&
+            dls_mark_decode(a.fact.p, a.fact.n, &v, NULL) == 0 && !v.continued)
+            (*passes)++;
+    }
+    dls_cursor_del(c);
+    return 0;
 }

@@ -1057,6 +1057,72 @@ typedef struct mark_copy {
     dls_mark_due due[MAXE];
 } mark_copy;
 
+/* judge.md, Journal (revision 5): "dao.judge/takeover": true rides on the
+ * first record, only with restarted, written after kept, floor and from. */
+static void add_key(uint8_t *b, size_t *n, const char *key)
+{
+    assert_true((b[0] & 0xf0) == 0x80 && (b[0] & 0x0f) < 15);
+    b[0]++;
+    size_t kn = strlen(key);
+    b[(*n)++] = (uint8_t)(0xa0 | kn);
+    memcpy(b + *n, key, kn);
+    *n += kn;
+    b[(*n)++] = 0xc3;
+}
+
+static void test_mark_takeover_key(void **state)
+{
+    (void)state;
+    dls_mark_pos pos[40];
+    for (size_t i = 0; i < 40; i++) {
+        memset(pos[i].medium, (int)i + 1, DLS_MEDIUM_ID_LEN);
+        pos[i].position = 1000 + i;
+    }
+    dls_mark m = {.pass = 7, .now_ns = 5000000, .basis = {(const uint8_t *)"b", 1},
+                  .tolerance_ns = 1000000, .cadence_ns = 1000000, .drained = pos, .n_drained = 2,
+                  .restarted = true, .kept = true, .has_floor = true, .floor = 9,
+                  .from = pos, .n_from = 2};
+    uint8_t a[4096], b[4096];
+    size_t na = 0, nb = 0;
+    dls_mark_writer wr = {0};
+    assert_int_equal(dls_mark_encode_next(&m, &wr, a, sizeof a, &na), 1);
+    m.takeover = true;
+    memset(&wr, 0, sizeof wr);
+    assert_int_equal(dls_mark_encode_next(&m, &wr, b, sizeof b, &nb), 1);
+    /* the same record with one more key, last */
+    add_key(a, &na, "dao.judge/takeover");
+    assert_int_equal(na, nb);
+    assert_memory_equal(a, b, nb);
+    dls_mark_view v;
+    assert_int_equal(dls_mark_decode(b, nb, &v, NULL), 0);
+    assert_true(v.restarted && v.kept && v.has_floor && v.takeover);
+    /* only with restarted: refused to write and to read */
+    m.restarted = m.kept = m.has_floor = false;
+    m.n_from = 0;
+    m.from = NULL;
+    memset(&wr, 0, sizeof wr);
+    assert_int_equal(dls_mark_encode_next(&m, &wr, a, sizeof a, &na), DLS_ERR_INVAL);
+    m.takeover = false;
+    memset(&wr, 0, sizeof wr);
+    assert_int_equal(dls_mark_encode_next(&m, &wr, a, sizeof a, &na), 1);
+    assert_int_equal(dls_mark_decode(a, na, &v, NULL), 0);
+    assert_false(v.takeover);
+    add_key(a, &na, "dao.judge/takeover");
+    dls_where w = {0};
+    assert_int_equal(dls_mark_decode(a, na, &v, &w), DLS_ERR_MARK);
+    assert_non_null(strstr(w.reason, "without restarted"));
+    /* never on a continuation */
+    m.n_drained = 40;
+    memset(&wr, 0, sizeof wr);
+    assert_int_equal(dls_mark_encode_next(&m, &wr, a, 200, &na), 1);
+    assert_int_equal(dls_mark_encode_next(&m, &wr, a, 200, &na), 1);
+    assert_int_equal(dls_mark_decode(a, na, &v, NULL), 0);
+    assert_true(v.continued);
+    add_key(a, &na, "dao.judge/takeover");
+    assert_int_equal(dls_mark_decode(a, na, &v, &w), DLS_ERR_MARK);
+    assert_non_null(strstr(w.reason, "continuation"));
+}
+
 /* A view's first record as a dls_mark to write again. */
 static void view_to_mark(const dls_mark_view *v, mark_copy *c)
 {
@@ -1554,6 +1620,7 @@ int main(void)
         cmocka_unit_test(test_mark_limit),
         cmocka_unit_test(test_mark_decode_errors),
         cmocka_unit_test(test_classify),
+        cmocka_unit_test(test_mark_takeover_key),
         cmocka_unit_test(test_vec_helper),
         cmocka_unit_test(test_where_fill),
         cmocka_unit_test(test_time_unit_constants),

@@ -7,7 +7,7 @@
 
 enum {
     M_PASS, M_CONTINUED, M_NOW, M_BASIS, M_TOLERANCE, M_CADENCE,
-    M_DRAINED, M_GAPS, M_DUE, M_ERRORS, M_LATE, M_RESTARTED, M_KEPT, M_FLOOR, M_FROM, M_N
+    M_DRAINED, M_GAPS, M_DUE, M_ERRORS, M_LATE, M_RESTARTED, M_KEPT, M_FLOOR, M_FROM, M_TAKEOVER, M_N
 };
 /* The four lists, in fill order; list L has key M_DRAINED + L. */
 enum { L_DRAINED, L_GAPS, L_DUE, L_ERRORS, L_N };
@@ -16,7 +16,7 @@ static const char *const names[M_N] = {
     "dao.judge/pass", "dao.judge/continued", "dao.judge/now", "dao.judge/basis",
     "dao.judge/tolerance", "dao.judge/cadence", "dao.judge/drained", "dao.judge/gaps",
     "dao.judge/due", "dao.judge/errors", "dao.judge/late", "dao.judge/restarted",
-    "dao.judge/kept", "dao.judge/floor", "dao.judge/from",
+    "dao.judge/kept", "dao.judge/floor", "dao.judge/from", "dao.judge/takeover",
 };
 
 static size_t key_size(int k)
@@ -84,11 +84,14 @@ static bool mark_ok(const dls_mark *m)
             return false;
     if ((!m->from && m->n_from) || (m->n_from && !m->has_floor) || m->floor > DLS_NS_MAX)
         return false;
+    if (m->takeover && !m->restarted) /* revision 5: only with restarted */
+        return false;
     return true;
 }
 
-/* The first record's revision-4 keys after restarted: kept, floor, from
- * (judge.md, Restart): their encoded size. */
+/* The first record's keys after restarted: kept, floor, from (revision 4,
+ * judge.md, Restart) and takeover (revision 5, Standby judges): their
+ * encoded size. */
 static size_t rev4_size(const dls_mark *m)
 {
     size_t n = m->kept ? key_size(M_KEPT) + 1 : 0;
@@ -98,6 +101,8 @@ static size_t rev4_size(const dls_mark *m)
         for (size_t i = 0; i < m->n_from; i++)
             n += 1 + dls_mp_bin_size(DLS_MEDIUM_ID_LEN) + dls_mp_uint_size(m->from[i].position);
     }
+    if (m->takeover) /* revision 5: after kept, floor and from */
+        n += key_size(M_TAKEOVER) + 1;
     return n;
 }
 
@@ -161,7 +166,9 @@ int dls_mark_encode_next(const dls_mark *m, dls_mark_writer *wr, uint8_t *out, s
         return DLS_ERR_TOOBIG;
 
     /* Pack exactly what was planned. */
-    size_t keys = 1 + (first ? 5 + m->late + m->restarted + m->kept + 2 * m->has_floor : 1);
+    size_t keys = 1 + (first ? 5 + m->late + m->restarted + m->kept + 2 * m->has_floor +
+                                       m->takeover
+                              : 1);
     for (int l = 0; l < L_N; l++)
         keys += take[l] && !(first && l == L_DRAINED);
     dls_pk b;
@@ -206,6 +213,8 @@ int dls_mark_encode_next(const dls_mark *m, dls_mark_writer *wr, uint8_t *out, s
             dls_pk_uint(&b, m->from[i].position);
         }
     }
+    if (first && m->takeover)
+        put_bool(&b, M_TAKEOVER);
     if (b.overflow || b.len != size)
         return DLS_ERR_STATE; /* the plan and the packer disagree: a bug */
     for (int l = 0; l < L_N; l++)
@@ -363,11 +372,14 @@ int dls_mark_decode(const uint8_t *p, size_t n, dls_mark_view *v, dls_where *w)
         case M_LATE:
         case M_RESTARTED:
         case M_KEPT:
+        case M_TAKEOVER:
             if (val.type != DLS_MP_BOOL || (id == M_CONTINUED && !val.v.b))
-                return bad(w, voff, id == M_CONTINUED ? "continued is not true" : "late, restarted or kept is not a bool");
+                return bad(w, voff, id == M_CONTINUED ? "continued is not true"
+                                                      : "late, restarted, kept or takeover is not a bool");
             *(id == M_CONTINUED ? &v->continued
               : id == M_LATE    ? &v->late
               : id == M_KEPT    ? &v->kept
+              : id == M_TAKEOVER ? &v->takeover
                                 : &v->restarted) = val.v.b;
             break;
         case M_FLOOR:
@@ -405,14 +417,15 @@ int dls_mark_decode(const uint8_t *p, size_t n, dls_mark_view *v, dls_where *w)
     if (!(seen & 1u << M_PASS))
         return bad(w, 0, "a mark without pass");
     if (v->continued && (seen & (head | 1u << M_LATE | 1u << M_RESTARTED | 1u << M_KEPT |
-                                 1u << M_FLOOR | 1u << M_FROM)))
+                                 1u << M_FLOOR | 1u << M_FROM | 1u << M_TAKEOVER)))
         return bad(w, 0, "a continuation carries a first record's key");
     if (!v->continued && (seen & (head | 1u << M_DRAINED)) != (head | 1u << M_DRAINED))
         return bad(w, 0, "a mark without now, basis, tolerance, cadence or drained");
     if (!v->continued && (((seen >> M_FLOOR) & 1) != ((seen >> M_FROM) & 1)))
         return bad(w, 0, "a mark with only one of floor and from");
-    if (!v->continued && (seen & (1u << M_KEPT | 1u << M_FLOOR)) && !v->restarted)
-        return bad(w, 0, "kept or floor on a mark without restarted");
+    if (!v->continued && (seen & (1u << M_KEPT | 1u << M_FLOOR | 1u << M_TAKEOVER)) &&
+        !v->restarted)
+        return bad(w, 0, "kept, floor or takeover on a mark without restarted");
     if (w)
         memset(w, 0, sizeof *w);
     return 0;

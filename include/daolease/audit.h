@@ -218,6 +218,9 @@ typedef struct dls_audit_summary {
     const dls_audit_span *gaps; size_t n_gaps;
     const dls_audit_span *transport_errors; size_t n_transport_errors;
     const uint64_t *restarts; size_t n_restarts;
+    /* revision 5: the restarts that were a standby's takeover (their marks
+     * carry "dao.judge/takeover"), also listed in restarts */
+    const uint64_t *takeovers; size_t n_takeovers;
     const uint64_t *basis_changes; size_t n_basis_changes;
     const dls_audit_basis *bases; size_t n_bases;
     /* media named in the journal (drained lists or grants) but not given */

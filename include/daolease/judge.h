@@ -152,6 +152,40 @@ typedef struct dls_judge_medium {
  *                            journal after it (judge.md rev 4, Checkpoints;
  *                            include/daolease/checkpoint.h). NULL: full
  *                            replay from the journal's start.
+ *   standby           false  a standby judge (judge.md rev 5, Standby judges;
+ *                            docs/standby.md): assembled with exactly the
+ *                            inputs of the judge that owns the journal, it
+ *                            takes no writer lock (it tries it once without
+ *                            blocking), replays the journal as a restart
+ *                            does and, at every dls_judge_pass, applies what
+ *                            the journal gained; it never appends, never
+ *                            calls reclaim, the policy or the grant
+ *                            callbacks and answers no proposal. It takes
+ *                            over when it obtains the journal's writer lock
+ *                            (the kernel frees it when the owning process
+ *                            ends): it then reads the journal to its end
+ *                            and runs that same pass as a restarted judge,
+ *                            its mark carrying "dao.judge/takeover".
+ *                            File and segmented journals, and journals
+ *                            locked by journal_lock_path; a standby on a
+ *                            Redis or JetStream journal is refused (not
+ *                            built yet), as is one with lost_ledger.
+ *   heartbeat_ns      0      an active judge also owes a pass mark on any
+ *                            pass whose now is at least this after the now
+ *                            of its last mark (0: no heartbeat), so a quiet
+ *                            journal shows its judge alive.
+ *   takeover_after_ns unset  a remote journal's presumed-abandoned delay in
+ *                            readings (unset: 3 × heartbeat + tolerance).
+ *                            Kept for remote journals; a file journal's
+ *                            takeover never waits for it.
+ *   takeover_sync     data   a standby may follow a file or segmented
+ *                            journal opened for read (the owning judge may
+ *                            hold its stream writer lock for its lifetime,
+ *                            as `daolease judge` does); taking over, it then
+ *                            opens the journal for append itself, by its
+ *                            name, `exclusive` (the stream writer lock held
+ *                            for the judge's lifetime), with this sync (not
+ *                            none), and owns that handle.
  */
 typedef struct dls_judge_settings {
     const dls_secret *grantor;
@@ -174,6 +208,10 @@ typedef struct dls_judge_settings {
     uint64_t lease_floor;
     const uint64_t *from;
     const char *checkpoint_dir;
+    bool standby;
+    uint64_t heartbeat_ns;
+    uint64_t takeover_after_ns;
+    dls_sync takeover_sync;
 } dls_judge_settings;
 
 /* Fills *s with the defaults listed above. */
@@ -272,6 +310,11 @@ typedef struct dls_judge_callbacks {
      * must not call back into the judge except to read it (dls_judge_lease,
      * include/daolease/judge_view.h). */
     void (*granted)(void *user_data, const dls_judge_lease_info *lease);
+    /* Optional (standby judges): the standby took over the journal; `pass`
+     * is the number its first pass as the judge will carry. Called inside
+     * dls_judge_pass once the journal is read to its end, before that
+     * first pass runs; from then on the handle is the judge. */
+    void (*took_over)(void *user_data, uint64_t pass);
 } dls_judge_callbacks;
 
 typedef struct dls_judge dls_judge;
@@ -319,7 +362,14 @@ typedef struct dls_judge dls_judge;
  *                           lease_floor above 2^63-1
  *   DLS_ERR_IO              the journal (or the lock file) cannot be opened
  *                           to lock it (w->sys_errno)
- *   DLS_ERR_NOMEM, DLS_ERR_SODIUM, DLS_ERR_INVAL (out or s NULL) */
+ *   DLS_ERR_NOMEM, DLS_ERR_SODIUM, DLS_ERR_INVAL (out or s NULL)
+ *
+ * A standby (s->standby) is refused, besides, with DLS_ERR_CONFIG when its
+ * journal is on Redis or JetStream (not built yet) or lost_ledger is set,
+ * and when its inputs differ from the journal's: its reading basis is not
+ * the newest mark's, or its lease-fact media are not the newest mark's
+ * drained list (the same ids, in the same assembly order); another grantor
+ * is refused by the replay (DLS_ERR_JOURNAL). */
 DLS_EXPORT int dls_judge_new(dls_judge **out, const dls_judge_settings *s,
                              const dls_judge_callbacks *cb, void *user_data,
                              dls_where *w);
@@ -371,6 +421,12 @@ typedef struct dls_judge_pass_result {
     uint64_t behind;          /* media not fully drained this pass: the drain
                                  budget (in facts) was used up with records
                                  left; listed in the mark's errors */
+    bool standby;             /* a standby followed the journal: no pass ran
+                                 (has_now and now tell the newest reading;
+                                 pass is the journal's last pass applied) */
+    bool took_over;           /* this call took over the journal: the pass
+                                 that followed (when ticks gave a now) is
+                                 the first pass of a restarted judge */
 } dls_judge_pass_result;
 
 /* Runs one pass (judge.md, The pass) and fills *r (optional).
@@ -384,7 +440,16 @@ typedef struct dls_judge_pass_result {
  * DLS_ERR_FATAL_STEP for any other failure inside a step; every later call
  * (pass, end, grant, lost_ledger) answers DLS_ERR_FATAL. The owner then
  * deletes the handle and starts a new judge on the same journal (restart
- * replays what landed). A non-fatal code never poisons the handle. */
+ * replays what landed). A non-fatal code never poisons the handle.
+ *
+ * On a standby (settings.standby) the call drains the ticks, applies what
+ * the journal gained since the last call (reading each lease-fact medium
+ * only up to the positions the marks record), sets r->standby, and tries
+ * the writer lock once without blocking; when it obtains it the standby
+ * takes over (r->took_over, the took_over callback) and, given a now, runs
+ * the first pass of a restarted judge in the same call. A standby's
+ * next_due is now + cadence. A journal record that does not replay is
+ * fatal for the standby as for a restart. */
 DLS_EXPORT int dls_judge_pass(dls_judge *j, dls_judge_pass_result *r);
 
 /* ---- owner acts ------------------------------------------------------------ */
@@ -459,6 +524,29 @@ DLS_EXPORT int dls_judge_journal_failure(const dls_judge *j, dls_where *w);
 
 /* Bytes the ledger holds (leases, subjects, tables, heaps, waiters). */
 DLS_EXPORT size_t dls_judge_memory(const dls_judge *j);
+
+/* ---- standby judges (judge.md rev 5, Standby judges) ---------------------- */
+
+/* Where a standby is on the journal. */
+typedef struct dls_judge_standby_info {
+    bool standby;             /* still following (false: the judge) */
+    bool took_over;           /* this handle took over the journal */
+    bool holds_lock;          /* it holds the writer lock: it takes over at
+                                 its next pass */
+    uint64_t applied;         /* journal position read and applied up to */
+    uint64_t journal_pass;    /* the last pass mark applied */
+    uint64_t behind_records;  /* records on the journal after `applied` */
+    uint64_t behind_bytes;    /* their bytes */
+    uint64_t behind_passes;   /* pass marks among them (continuations not
+                                 counted) */
+    uint64_t steps;           /* standby passes so far */
+} dls_judge_standby_info;
+
+/* Fills *info. The behind_* counts read the journal from `applied` to
+ * its end now (O(what is behind); nothing is applied). On a judge that is
+ * not a standby (or no longer one) they are 0. Errors: DLS_ERR_INVAL,
+ * DLS_ERR_NOMEM. */
+DLS_EXPORT int dls_judge_standby_status(dls_judge *j, dls_judge_standby_info *info);
 
 #ifdef __cplusplus
 }

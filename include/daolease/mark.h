@@ -13,7 +13,8 @@
  *    "dao.judge/late": true, "dao.judge/restarted": true, optional
  *    "dao.judge/kept": true,                              optional (rev 4)
  *    "dao.judge/floor": F,                                optional (rev 4)
- *    "dao.judge/from": [[medium_id, position], ...]}      with floor (rev 4)
+ *    "dao.judge/from": [[medium_id, position], ...],      with floor (rev 4)
+ *    "dao.judge/takeover": true}                          optional (rev 5)
  *
  * written with keys in exactly this order, durations in the coarsest exact
  * unit, medium ids as bin 16, optional keys omitted when empty or false,
@@ -29,7 +30,9 @@
  * re-armed them: revision 3); `floor` and `from` open a journal that
  * follows a lost one: the largest lease id the lost journal minted (the
  * first new id is floor + 1) and the position each lease-fact medium is
- * read from. dls_mark_encode_next() writes the
+ * read from. Revision 5 (judge.md, Standby judges): `takeover` says that
+ * start was a standby judge's takeover (only with restarted, after kept,
+ * floor and from). dls_mark_encode_next() writes the
  * records one by one into a caller's buffer; dls_mark_decode() checks one
  * record and hands out its lists through allocation-free iterators.
  */
@@ -94,6 +97,9 @@ typedef struct dls_mark {
     uint64_t floor;           /*   the lease-id floor (<= 2^63-1) */
     const dls_mark_pos *from; /*   each medium's starting position */
     size_t n_from;
+    /* revision 5 (judge.md, Standby judges), first record only, requires
+     * restarted; written after kept, floor and from: */
+    bool takeover;            /* that start was a standby's takeover */
 } dls_mark;
 
 /* Where dls_mark_encode_next is in a mark's records. Zero-initialise it
@@ -114,7 +120,7 @@ typedef struct dls_mark_writer {
  * in limit; DLS_ERR_INVAL for NULL arguments, pass 0, a duration above
  * 2^63−1 ns, a NULL list with a non-zero count, a due cause
  * DLS_CAUSE_NONE or lease 0, `from` entries without has_floor, a floor
- * above 2^63−1. Never allocates. */
+ * above 2^63−1, takeover without restarted. Never allocates. */
 DLS_EXPORT int dls_mark_encode_next(const dls_mark *m, dls_mark_writer *wr, uint8_t *out,
                                     size_t limit, size_t *len);
 
@@ -148,6 +154,8 @@ typedef struct dls_mark_view {
     bool has_floor;
     uint64_t floor;
     dls_mark_list from;       /* entries of the drained shape (dls_mark_next_pos) */
+    /* Revision 5 (first record only, with restarted; false when absent): */
+    bool takeover;            /* the start was a standby judge's takeover */
 } dls_mark_view;
 
 /* Decodes and checks one mark record (the bytes inside the envelope's
@@ -156,10 +164,11 @@ typedef struct dls_mark_view {
  * "dao.judge/pass" a uint >= 1; either a first record (now, basis,
  * tolerance, cadence, drained present; now, tolerance and cadence duration
  * maps >= 0) or a continuation ("continued": true, and none of now, basis,
- * tolerance, cadence, late, restarted, kept, floor, from); every list entry of its shape
+ * tolerance, cadence, late, restarted, kept, floor, from, takeover); every list entry of its shape
  * (medium ids bin 16, positions uint, lease 1 … 2^63−1, cause one of the
- * four); late / restarted / kept bool; floor a uint <= 2^63−1, present
- * exactly when from is; kept and floor only with restarted; no
+ * four); late / restarted / kept / takeover bool; floor a uint <= 2^63−1,
+ * present exactly when from is; kept, floor and takeover only with
+ * restarted; no
  * "dao.judge/" key twice. Keys outside
  * "dao.judge/" are ignored.
  *

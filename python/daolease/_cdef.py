@@ -280,6 +280,10 @@ typedef struct dls_judge_settings {
     uint64_t lease_floor;
     const uint64_t *from;
     const char *checkpoint_dir;
+    bool standby;
+    uint64_t heartbeat_ns;
+    uint64_t takeover_after_ns;
+    dls_sync takeover_sync;
 } dls_judge_settings;
 void dls_judge_settings_default(dls_judge_settings *s);
 typedef enum dls_reclaim_answer {
@@ -337,6 +341,7 @@ typedef struct dls_judge_callbacks {
     int (*policy)(void *user_data, const dls_judge_ask *ask, dls_judge_answer *answer);
     void (*unsolicited)(void *user_data, uint64_t ticket, uint64_t lease, int error);
     void (*granted)(void *user_data, const dls_judge_lease_info *lease);
+    void (*took_over)(void *user_data, uint64_t pass);
 } dls_judge_callbacks;
 typedef struct dls_judge dls_judge;
 int dls_judge_new(dls_judge **out, const dls_judge_settings *s,
@@ -375,6 +380,8 @@ typedef struct dls_judge_pass_result {
     uint64_t facts;
     uint64_t batches;
     uint64_t behind;
+    bool standby;
+    bool took_over;
 } dls_judge_pass_result;
 int dls_judge_pass(dls_judge *j, dls_judge_pass_result *r);
 int dls_judge_end(dls_judge *j, uint64_t lease);
@@ -614,6 +621,7 @@ typedef struct dls_audit_summary {
     const dls_audit_span *gaps; size_t n_gaps;
     const dls_audit_span *transport_errors; size_t n_transport_errors;
     const uint64_t *restarts; size_t n_restarts;
+    const uint64_t *takeovers; size_t n_takeovers;
     const uint64_t *basis_changes; size_t n_basis_changes;
     const dls_audit_basis *bases; size_t n_bases;
     const uint8_t (*missing_media)[16]; size_t n_missing_media;

@@ -104,6 +104,7 @@ def audit(journal: str, grantor: str, keyring: Union[str, Keyring],
         "gaps": [[int(getattr(g, "pass")), hexid(g.medium), int(getattr(g, "from")),
                   int(g.to)] for g in (s.gaps[i] for i in range(s.n_gaps))],
         "restarts": u64s(s.restarts, s.n_restarts),
+        "takeovers": u64s(s.takeovers, s.n_takeovers),
         "basis_changes": u64s(s.basis_changes, s.n_basis_changes),
         "transport_errors": [[int(getattr(g, "pass")), hexid(g.medium),
                               int(getattr(g, "from"))]

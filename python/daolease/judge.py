@@ -38,7 +38,8 @@ _PASS_FIELDS = ["has_now", "now", "pass", "mark", "cadence_overrun", "restarted"
                 "ticks", "forged", "ignored_misplaced", "ignored_wrong_author",
                 "ignored_replayed", "ignored_unknown_lease", "not_lease", "granted", "refused",
                 "newly_due", "pending", "reclaim_failed", "late_renewals", "gaps",
-                "transport_errors", "budget_cuts", "appended", "live", "waiting", "next_due"]
+                "transport_errors", "budget_cuts", "appended", "live", "waiting", "next_due",
+                "standby", "took_over"]
 
 
 class Judge:
@@ -53,6 +54,14 @@ class Judge:
     ``"default"``, the default policy's answer) and returning None (keep
     the default), ``"grant"``, ``("grant", duration)``, ``("wait",
     seconds)`` or ``("refuse", reason)``.
+
+    ``standby=True`` (judge.md rev 5, Standby judges; docs/standby.md): the
+    same inputs as the judge it stands by for; each :meth:`step` follows the
+    journal (``result["standby"]``) and never reclaims or grants, until the
+    judge's process ends and the journal's lock frees: that step takes over
+    (``result["took_over"]``, ``took_over(pass)`` called once) and from
+    then on it is the judge. ``heartbeat``: a duration; the judge marks a
+    quiet journal at least that often. File journals only.
     """
 
     def __init__(self, grantor: Secret, journal: Stream,
@@ -64,7 +73,10 @@ class Judge:
                  min_duration: Optional[Dict[str, int]] = None,
                  max_duration: Optional[Dict[str, int]] = None,
                  tenure_max: Optional[Dict[str, int]] = None,
-                 lock_delay: Optional[Dict[str, int]] = None) -> None:
+                 lock_delay: Optional[Dict[str, int]] = None,
+                 standby: bool = False,
+                 heartbeat: Optional[Dict[str, int]] = None,
+                 took_over: Optional[Callable[[int], None]] = None) -> None:
         self._lock = threading.RLock()  # a judge belongs to one thread at a time
         self._grantor, self._journal, self._keyring = grantor, journal, keyring
         media = _args.sequence("media", media)
@@ -108,6 +120,11 @@ class Judge:
             s.tenure_max = _duration(tenure_max)
         if lock_delay:
             s.lock_delay_ns = _duration(lock_delay).ns
+        # judge.md rev 5, Standby judges (docs/standby.md): a standby follows
+        # the journal and takes over when its judge's process ends
+        s.standby = bool(standby)
+        if heartbeat:
+            s.heartbeat_ns = _duration(heartbeat).ns
         self._keep = (ts, jm)
         cb = ffi.new("dls_judge_callbacks *")
         self._cb_reclaim = ffi.callback(
@@ -123,6 +140,12 @@ class Judge:
             self._cb_granted = ffi.callback("void(void *, const dls_judge_lease_info *)",
                                             self._on_granted, onerror=self._on_error_void)
             cb.granted = self._cb_granted
+        if took_over is not None:
+            self._took_over_fn = took_over
+            self._cb_took_over = ffi.callback("void(void *, uint64_t)",
+                                              lambda user, n: self._took_over_fn(int(n)),
+                                              onerror=self._on_error_void)
+            cb.took_over = self._cb_took_over
         self._reasons: List[Any] = []
         out = ffi.new("dls_judge **")
         w = new_where()
@@ -135,15 +158,21 @@ class Judge:
 
     @classmethod
     def from_config(cls, path: str, reclaim: ReclaimFn, policy: Optional[PolicyFn] = None,
-                    granted: Optional[Callable[[Dict[str, Any]], None]] = None) -> "Judge":
+                    granted: Optional[Callable[[Dict[str, Any]], None]] = None, *,
+                    standby: bool = False,
+                    took_over: Optional[Callable[[int], None]] = None) -> "Judge":
         """A judge from the configuration file ``daolease judge`` reads
         (party = the grantor, key, keyring, journal, media, sync,
         tolerance, cadence, duration, min_duration, max_duration, max,
         lock_delay; docs/config.md)."""
         c = _config.load(path, need=("media",))
         sync = c.get("sync", "data")
-        journal = Stream.open(c["journal"], append=True, create=True, sync=sync,
-                              exclusive=True)  # judge.md "Failure of the journal"
+        # a standby follows an existing journal through a read handle (the
+        # library opens it for append itself when it takes over); the judge
+        # holds its journal exclusively (judge.md "Failure of the journal")
+        journal = (Stream.open(c["journal"]) if standby else
+                   Stream.open(c["journal"], append=True, create=True, sync=sync,
+                               exclusive=True))
         media = [(Stream.open(p), party) for p, party in c["media"]]
         return cls(Secret.load(c["key"]), journal, media, Keyring.load(c["keyring"]),
                    tolerance=c.get("tolerance", {"ms": 250}),
@@ -152,7 +181,8 @@ class Judge:
                    default_duration=c.get("duration", {"s": 3}),
                    min_duration=c.get("min_duration", {"ms": 100}),
                    max_duration=c.get("max_duration", {"h": 1}), tenure_max=c.get("max"),
-                   lock_delay=c.get("lock_delay"))
+                   lock_delay=c.get("lock_delay"), standby=standby,
+                   heartbeat=c.get("heartbeat"), took_over=took_over)
 
     # ---- callbacks ------------------------------------------------------------
 
@@ -228,7 +258,8 @@ class Judge:
             check(rc, "pass")
             r = ffi.new("dls_judge_pass_result *", self._r[0])
         out = {k: (bool(getattr(r, k)) if k in ("has_now", "mark", "cadence_overrun",
-                                               "restarted") else int(getattr(r, k)))
+                                               "restarted", "standby", "took_over")
+                   else int(getattr(r, k)))
                for k in _PASS_FIELDS}
         out["lapsed"] = {c: int(r.lapsed[i + 1]) for i, c in enumerate(CAUSES)}
         out["defective"] = sum(int(r.defective[i]) for i in range(8))

@@ -169,3 +169,27 @@ def test_status_agrees_with_the_judge(site, owner_judge):
         assert row["last_renewal"] == mine["last_observation"]
         assert row["due_by"] == mine["due_by"]
         assert rows[-1]["verified"] is True
+
+
+def test_standby_takes_over_when_its_judge_closes(site):
+    """judge.md rev 5, Standby judges (docs/standby.md): a Python standby
+    on the judge's configuration follows without acting, and takes over,
+    once, when the judge it stands by for releases the journal."""
+    reclaims, took = [], []
+    active = Judge.from_config(site.path("judge.json"), reclaim=lambda *a: True)
+    active.step()
+    standby = Judge.from_config(site.path("judge.json"),
+                                reclaim=lambda *a: reclaims.append(a) or True,
+                                standby=True, took_over=took.append)
+    r = standby.step()
+    assert r["standby"] and not r["took_over"] and r["appended"] == 0
+    active.step()
+    r = standby.step()
+    assert r["standby"] and took == []
+    active.close()  # its lock goes with it
+    r = standby.step()
+    assert r["took_over"] and not r["standby"] and r["restarted"] and r["mark"]
+    assert took == [r["pass"]]
+    r = standby.step()
+    assert not r["standby"] and not r["took_over"]
+    standby.close()

@@ -1,0 +1,181 @@
+/* Standby judges and takeover (judge.md rev 5, Standby judges; docs/standby.md).
+ *
+ * A standby is assembled with exactly the inputs of the judge that owns the
+ * journal. It tries the journal's writer lock once without blocking and
+ * replays the journal by the restart replay's own code (replay.c), from a
+ * checkpoint when there is one, keeping that replay alive: each step
+ * applies what the journal gained, reading each lease-fact medium only up
+ * to the positions the marks record. It never appends, never calls the
+ * reclaim procedure, the policy or the grant callbacks, answers no
+ * proposal.
+ *
+ * Takeover. A file journal's writer lock (the flock on the journal, or the
+ * journal_lock_path lock) is held by the owning judge for its lifetime and
+ * freed by the kernel when its process ends, so each step tries it once,
+ * without blocking. Obtained, the standby holds it (the fence), reads the
+ * journal to its end, ends the replay exactly as a restart does (replay.c
+ * jr_end, then the restart's refusal of a journal shorter than the
+ * holders' evidence and the media cursors at the last mark's positions),
+ * and the handle is a restarted judge: its first pass marks `restarted`
+ * (and `kept`) and `takeover`, keeps every observation and re-runs the
+ * reclaims the `due` entries left pending.
+ *
+ * Remote journals (Redis's <key>:writer token, JetStream's expected last
+ * sequence, `takeover_after` in readings) are not built yet: a standby on
+ * one is refused at assembly.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "daolease/jetstream.h"
+#include "daolease/redis.h"
+#include "judge/internal.h"
+
+#include "vocab/where.h"
+
+static int refuse(dls_where *w, int code, const char *reason)
+{
+    return dls_where_fill(w, code, (dls_where){.reason = reason});
+}
+
+int js_refuse(const dls_judge *j)
+{
+    return j && j->standby ? DLS_ERR_STATE : 0;
+}
+
+/* One non-blocking try of the writer lock the owning judge holds:
+ * 0 (held now), DLS_ERR_JOURNAL_LOCKED (the owner is alive) or another
+ * error (the lock cannot be tried). */
+static int try_lock(dls_judge *j, dls_where *w)
+{
+    if (j->lock_path)
+        return jj_lock(j, j->lock_path, w);
+    return jj_lock_journal(j, dls_medium_name(j->journal), w);
+}
+
+static int check_standby(const dls_judge_settings *s, dls_where *w)
+{
+    if (dls_redis_is_medium(s->journal) ||
+        dls_medium_kind_of(s->journal) == DLS_MEDIUM_JETSTREAM)
+        return refuse(w, DLS_ERR_CONFIG,
+                      "a standby judge on a Redis or JetStream journal is not supported yet "
+                      "(file and segmented journals, or journal_lock_path; docs/standby.md)");
+    if (s->lost_ledger)
+        return refuse(w, DLS_ERR_CONFIG,
+                      "a standby judge follows an existing journal: lost_ledger is for the "
+                      "judge that starts the new journal");
+    return 0;
+}
+
+int js_assemble(dls_judge *j, const dls_judge_settings *s, dls_where *w)
+{
+    int rc = check_standby(s, w);
+    if (rc)
+        return rc;
+    j->standby = true;
+    j->takeover_sync = s->takeover_sync;
+    if (s->journal_lock_path && !(j->lock_path = strdup(s->journal_lock_path)))
+        return DLS_ERR_NOMEM;
+    dls_where lw = {0};
+    rc = try_lock(j, &lw);
+    if (rc && rc != DLS_ERR_JOURNAL_LOCKED) {
+        if (w)
+            *w = lw;
+        return rc;
+    }
+    j->rp_starts = calloc(j->nmedia ? j->nmedia : 1, sizeof *j->rp_starts);
+    if (!j->rp_starts)
+        return DLS_ERR_NOMEM;
+    if (s->checkpoint_dir && (rc = jc_restart(j, s, j->rp_starts, w)) != 0)
+        return rc;
+    if ((rc = jr_begin(j, j->rp_starts, w)) != 0 || (rc = jr_step(j, false, w)) != 0)
+        return rc;
+    return jr_check_inputs(j, w);
+}
+
+/* A standby that followed a journal opened for read appends through a
+ * handle of its own: the same journal by its name, exclusive (the stream
+ * writer lock for the judge's lifetime), the settings' sync. */
+static int open_for_append(dls_judge *j)
+{
+    if (dls_medium_mode(j->journal) == DLS_OPEN_APPEND)
+        return 0;
+    dls_medium_settings ms;
+    dls_medium_settings_default(&ms);
+    ms.sync = j->takeover_sync;
+    ms.exclusive = true;
+    ms.lock_timeout_ms = 0;
+    dls_medium *m;
+    int rc = dls_medium_open(&m, dls_medium_name(j->journal), DLS_OPEN_APPEND, &ms, NULL);
+    if (rc)
+        return rc;
+    if (memcmp(dls_medium_id(m), j->journal_id, DLS_MEDIUM_ID_LEN) != 0) {
+        dls_medium_del(m);
+        return DLS_ERR_MEDIUM_ID; /* another file under the journal's name */
+    }
+    j->own_journal = m;
+    return 0;
+}
+
+/* The standby becomes the judge: the journal read to its end, the replay
+ * ended as a restart ends it, the restart's checks and cursors. */
+static int take_over(dls_judge *j)
+{
+    dls_where w = {0};
+    int rc = jr_step(j, true, &w);
+    if (rc)
+        return rc;
+    if ((rc = open_for_append(j)) != 0)
+        return rc;
+    jr_end(j, true);
+    if ((rc = jx_check_evidence(j, j->rp_starts, &w)) != 0 ||
+        (rc = jx_open_cursors(j, j->rp_starts)) != 0)
+        return rc;
+    free(j->rp_starts);
+    j->rp_starts = NULL;
+    if (j->own_journal)
+        j->journal = j->own_journal; /* read to its end: the handle to append to */
+    j->standby = false;
+    j->took_over = true;
+    if (j->res)
+        j->res->took_over = true;
+    if (j->cb.took_over) {
+        j->in_callback = true;
+        j->cb.took_over(j->user, j->last_pass + 1);
+        j->in_callback = false;
+    }
+    return 0;
+}
+
+int js_step(dls_judge *j)
+{
+    j->sb_steps++;
+    int rc = jr_step(j, false, NULL);
+    if (rc)
+        return rc;
+    if (j->lock_fd < 0) {
+        rc = try_lock(j, NULL);
+        if (rc == DLS_ERR_JOURNAL_LOCKED)
+            return 0; /* the owner is alive: keep following */
+        if (rc)
+            return rc;
+    }
+    return take_over(j);
+}
+
+int dls_judge_standby_status(dls_judge *j, dls_judge_standby_info *info)
+{
+    if (!j || !info)
+        return DLS_ERR_INVAL;
+    memset(info, 0, sizeof *info);
+    info->standby = j->standby;
+    info->took_over = j->took_over;
+    info->holds_lock = j->lock_fd >= 0;
+    info->steps = j->sb_steps;
+    if (!j->standby) {
+        info->journal_pass = j->last_pass;
+        return 0;
+    }
+    return jr_behind(j, &info->applied, &info->journal_pass, &info->behind_records,
+                     &info->behind_bytes, &info->behind_passes);
+}
