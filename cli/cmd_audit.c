@@ -2,7 +2,7 @@
  * "Audit replay", cli.md `audit`).
  *
  *   daolease audit --journal J --grantor NAME --keyring K
- *                  --media M[=PARTY]... [--json] [--svg FILE]
+ *                  --media M[=PARTY]... [--json] [--svg FILE] [--threads N]
  *
  * Exit: 0 clean, 1 failure found, 2 usage, 3 could not audit.
  */
@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <sodium.h>
 
@@ -47,13 +48,17 @@ static void usage(FILE *to)
             "  --checkpoints DIR  check each committed checkpoint in DIR against the\n"
             "                     replay (a difference is a journal failure), and start\n"
             "                     at one when the journal's first records are gone\n"
-            "                     (default: J.ckpt when that folder exists)\n\n"
+            "                     (default: J.ckpt when that folder exists)\n"
+            "  --threads N        threads verifying signatures and MACs, 1 to 64\n"
+            "                     (default: the cores online); the output is the same\n"
+            "                     for any N\n\n"
             "exit status: 0 no failure found, 1 a failure found, 2 usage, 3 could not audit\n");
 }
 
 typedef struct opts {
     const char *journal, *grantor, *keyring, *svg, *checkpoints;
     bool json;
+    unsigned threads;   /* 0: the cores online */
     char **media;       /* argv entries, PATH or PATH=PARTY */
     size_t n_media;
 } opts;
@@ -96,7 +101,16 @@ static int parse_args(int argc, char **argv, opts *o)
             o->svg = v;
         else if (!bad && (v = opt_value(argc, argv, &i, "--checkpoints", &bad)))
             o->checkpoints = v; /* docs/checkpoints.md */
-        else if (!bad && !strcmp(argv[i], "--json"))
+        else if (!bad && (v = opt_value(argc, argv, &i, "--threads", &bad))) {
+            char *end;
+            errno = 0;
+            unsigned long long n = strtoull(v, &end, 10);
+            if (errno || end == v || *end || v[0] == '-' || n < 1 || n > 64) {
+                dls_cli_error(SUB, "--threads '%s': not a number from 1 to 64", v);
+                return -1;
+            }
+            o->threads = (unsigned)n;
+        } else if (!bad && !strcmp(argv[i], "--json"))
             o->json = true;
         else if (!bad && !strncmp(argv[i], "--media", 7) &&
                  (argv[i][7] == 0 || argv[i][7] == '=')) {
@@ -628,6 +642,13 @@ static int write_svg(const dls_audit *a, const char *path)
     return 0;
 }
 
+/* The cores online, at most 64 (1 when unknown). */
+static unsigned cores_online(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n < 1 ? 1u : n > 64 ? 64u : (unsigned)n;
+}
+
 int dls_cmd_audit(int argc, char **argv)
 {
     if (dls_cli_wants_help(argc, argv)) {
@@ -680,6 +701,7 @@ int dls_cmd_audit(int argc, char **argv)
     dls_audit_settings set;
     dls_audit_settings_default(&set);
     set.keep_renewal_points = o.svg != NULL;
+    set.threads = o.threads ? o.threads : cores_online(); /* docs/audit.md, Threads */
     /* the judge's default folder, <journal>.ckpt, when it is there (issue
      * 17 item 4: a journal whose front is gone starts at a checkpoint) */
     char *ckpt_default = NULL;

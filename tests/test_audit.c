@@ -493,12 +493,156 @@ static void base_run(tw *t)
 
 /* ---- running the audit ------------------------------------------------------ */
 
+static void fp_point(FILE *f, const dls_audit_point *p)
+{
+    fprintf(f, " %" PRIu64 "/%" PRIu64 "/%" PRIu32, p->pass, p->reading, p->basis);
+}
+
+static void fp_bytes(FILE *f, dls_bytes b)
+{
+    fputc(' ', f);
+    for (size_t i = 0; i < b.n; i++)
+        fprintf(f, "%02x", b.p[i]);
+}
+
+static void fp_u64s(FILE *f, const char *what, const uint64_t *v, size_t n)
+{
+    fprintf(f, "\n%s", what);
+    for (size_t i = 0; i < n; i++)
+        fprintf(f, " %" PRIu64, v[i]);
+}
+
+/* Everything an audit answers (every lease, every summary member, every
+ * warning and detail line) as text: two audits answer the same when their
+ * texts are equal. The caller frees the text. */
+static char *audit_text(const dls_audit *a)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    assert_non_null(f);
+    for (size_t i = 0; i < dls_audit_lease_count(a); i++) {
+        const dls_audit_lease *l = dls_audit_lease_at(a, i);
+        fprintf(f, "lease %" PRIu64, l->lease);
+        fp_bytes(f, l->subject);
+        fp_bytes(f, l->holder);
+        fp_bytes(f, (dls_bytes){l->medium, DLS_MEDIUM_ID_LEN});
+        fprintf(f, " %d %" PRIu64 " %" PRIu64, (int)l->mode, l->duration_ns, l->max_ns);
+        fp_point(f, &l->granted);
+        fp_point(f, &l->due);
+        fp_point(f, &l->lapsed);
+        fprintf(f, " %d %" PRIu64 " %d %d %d %" PRIu64 " %" PRIu64 " %d %d %" PRIu32 " %" PRIu32
+                " %d", (int)l->due_cause, l->judge_due_pass, (int)l->judge_due_cause,
+                (int)l->lapsed_cause, (int)l->cause, l->renewals, l->late_renewals, l->released,
+                l->commit, l->due_mismatches, l->findings, (int)l->verdict);
+        for (uint64_t k = 0; l->renewal_points && k < l->renewals; k++)
+            fp_point(f, &l->renewal_points[k]);
+        fputc('\n', f);
+    }
+    const dls_audit_summary *s = dls_audit_summary_of(a);
+    fprintf(f, "sum %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64
+            " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64
+            " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64
+            " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64,
+            s->unjustified_lapse, s->due_mismatch, s->double_grant, s->journal,
+            s->journal_records, s->passes, s->last_pass, s->journal_forged, s->journal_malformed,
+            s->journal_defective, s->journal_ignored, s->grants, s->refusals, s->lapsed,
+            s->media_records, s->undrained_records, s->cadence_overruns, s->incomplete_position,
+            s->checkpoints_checked, s->checkpoints_mismatch, s->checkpoints_missing,
+            s->journal_first, s->start_checkpoint, s->not_audited_to, s->journal_missing_from,
+            s->journal_missing_to);
+    fp_point(f, &s->last_mark);
+    fprintf(f, "\nincomplete %s", s->incomplete ? s->incomplete : "-");
+    const dls_audit_count *counts[3] = {s->forged, s->defective, s->ignored};
+    size_t ns[3] = {s->n_forged, s->n_defective, s->n_ignored};
+    for (int k = 0; k < 3; k++)
+        for (size_t i = 0; i < ns[k]; i++)
+            fprintf(f, "\ncount %s %" PRIu64, counts[k][i].reason, counts[k][i].n);
+    for (size_t i = 0; i < s->n_forged_authors; i++)
+        fp_bytes(f, s->forged_authors[i]);
+    for (size_t i = 0; i < s->n_late_reclaims; i++)
+        fprintf(f, "\nlate %" PRIu64 " %" PRIu64 " %" PRIu64, s->late_reclaims[i].lease,
+                s->late_reclaims[i].due_pass, s->late_reclaims[i].lapsed_pass);
+    for (size_t i = 0; i < s->n_late_renewals; i++) {
+        fp_bytes(f, s->late_renewals[i].holder);
+        fprintf(f, " %" PRIu64, s->late_renewals[i].n);
+    }
+    for (size_t i = 0; i < s->n_due_mismatches; i++)
+        fprintf(f, "\nmismatch %" PRIu64 " %" PRIu64 " %d %d", s->due_mismatches[i].pass,
+                s->due_mismatches[i].lease, (int)s->due_mismatches[i].judge,
+                (int)s->due_mismatches[i].audit);
+    fp_u64s(f, "unflagged", s->cadence_overruns_unflagged, s->n_cadence_overruns_unflagged);
+    fp_u64s(f, "unver_passes", s->unverifiable_passes, s->n_unverifiable_passes);
+    fp_u64s(f, "unver_leases", s->unverifiable_leases, s->n_unverifiable_leases);
+    fp_u64s(f, "restarts", s->restarts, s->n_restarts);
+    fp_u64s(f, "basis_changes", s->basis_changes, s->n_basis_changes);
+    const dls_audit_span *spans[2] = {s->gaps, s->transport_errors};
+    size_t nsp[2] = {s->n_gaps, s->n_transport_errors};
+    for (int k = 0; k < 2; k++)
+        for (size_t i = 0; i < nsp[k]; i++)
+            fprintf(f, "\nspan%d %" PRIu64 " %02x %" PRIu64 " %" PRIu64, k, spans[k][i].pass,
+                    spans[k][i].medium[0], spans[k][i].from, spans[k][i].to);
+    for (size_t i = 0; i < s->n_bases; i++)
+        fprintf(f, "\nbasis %s %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64,
+                (const char *)s->bases[i].name.p, s->bases[i].min_reading,
+                s->bases[i].max_reading, s->bases[i].first_pass, s->bases[i].last_pass);
+    for (size_t i = 0; i < s->n_missing_media; i++)
+        fprintf(f, "\nmissing %02x", s->missing_media[i][0]);
+    for (size_t i = 0; i < s->n_unused_media; i++)
+        fprintf(f, "\nunused %zu", s->unused_media[i]);
+    for (size_t i = 0; i < s->n_warnings; i++)
+        fprintf(f, "\nwarning %s", s->warnings[i]);
+    for (size_t i = 0; i < s->n_failure_details; i++)
+        fprintf(f, "\ndetail %s", s->failure_details[i]);
+    fprintf(f, "\nexit %d\n", dls_audit_exit_status(a));
+    fclose(f);
+    return text;
+}
+
+/* The thread counts every library audit of this file is run with
+ * (docs/audit.md, Threads: the answers are the same for any count). */
+static const unsigned AUDIT_THREADS[] = {2, 4};
+
+/* au_run with settings `s` (NULL: the defaults) on one thread and again on
+ * 2 and 4 threads: every answer must be the same (docs/audit.md, Threads).
+ * Answers the one-thread run's rc and audit. */
+static int audit_threads(dls_audit **out, const dls_audit_settings *s, const au_hooks *hooks,
+                         dls_medium *journal, const char *grantor, dls_keyring *kr,
+                         const dls_audit_medium *media, size_t n_media, dls_where *w)
+{
+    dls_audit_settings set;
+    dls_audit_settings_default(&set);
+    if (s)
+        set = *s;
+    set.threads = 1;
+    int rc = au_run(out, &set, hooks, journal, grantor, kr, media, n_media, w);
+    char *one = rc ? NULL : audit_text(*out);
+    for (size_t k = 0; k < sizeof AUDIT_THREADS / sizeof AUDIT_THREADS[0]; k++) {
+        set.threads = AUDIT_THREADS[k];
+        dls_audit *b = NULL;
+        int rc2 = au_run(&b, &set, hooks, journal, grantor, kr, media, n_media, NULL);
+        assert_int_equal(rc2, rc);
+        if (!rc) {
+            char *more = audit_text(b);
+            if (strcmp(one, more)) {
+                print_message("--- 1 thread\n%s--- %u threads\n%s", one, AUDIT_THREADS[k], more);
+                fail_msg("the audit on %u threads differs from the audit on one",
+                         AUDIT_THREADS[k]);
+            }
+            free(more);
+        }
+        dls_audit_del(b);
+    }
+    free(one);
+    return rc;
+}
+
 static dls_audit *audit_of(tw *t, size_t n_media)
 {
     dls_audit_medium am[3] = {{t->m[0], NULL}, {t->m[1], NULL}, {t->m[2], NULL}};
     dls_audit *a = NULL;
     dls_where w = {0};
-    int rc = dls_audit_run(&a, NULL, t->j, "arbiter", t->kr, am, n_media, &w);
+    int rc = audit_threads(&a, NULL, NULL, t->j, "arbiter", t->kr, am, n_media, &w);
     if (rc)
         fail_msg("audit: %s (%s)", dls_strerror(rc), w.reason ? w.reason : "");
     return a;
@@ -614,7 +758,7 @@ static void test_vector_run_library(void **state)
     assert_int_equal(dls_keyring_load(&kr, p, NULL), 0);
     dls_audit_medium am[2] = {{e, NULL}, {w, NULL}};
     dls_audit *a = NULL;
-    assert_int_equal(dls_audit_run(&a, NULL, j, "arbiter", kr, am, 2, NULL), 0);
+    assert_int_equal(audit_threads(&a, NULL, NULL, j, "arbiter", kr, am, 2, NULL), 0);
     assert_int_equal(dls_audit_lease_count(a), 3);
     expect_lease(a, 1, 1, 9, 9, DLS_CAUSE_RELEASE, 0, DLS_AUDIT_OK);
     expect_lease(a, 2, 1, 8, 8, DLS_CAUSE_SILENCE, 1, DLS_AUDIT_OK);
@@ -1173,7 +1317,7 @@ static void test_journal_of_another_grantor(void **state)
     base_run(&t);
     dls_audit_medium am[2] = {{t.m[0], NULL}, {t.m[1], NULL}};
     dls_audit *a = NULL;
-    assert_int_equal(dls_audit_run(&a, NULL, t.j, "worker-east", t.kr, am, 2, NULL), 0);
+    assert_int_equal(audit_threads(&a, NULL, NULL, t.j, "worker-east", t.kr, am, 2, NULL), 0);
     const dls_audit_summary *s = dls_audit_summary_of(a);
     assert_int_equal(s->journal_forged, s->journal_records);
     assert_int_equal(s->journal, s->journal_records);
@@ -1351,7 +1495,7 @@ static void test_missing_and_unused_media(void **state)
     assert_int_equal(dls_ring_new(&t.m[THIRD], &ms), 0);
     dls_audit_medium am[2] = {{t.m[EAST], NULL}, {t.m[THIRD], NULL}};
     dls_audit *a = NULL;
-    assert_int_equal(dls_audit_run(&a, NULL, t.j, "arbiter", t.kr, am, 2, NULL), 0);
+    assert_int_equal(audit_threads(&a, NULL, NULL, t.j, "arbiter", t.kr, am, 2, NULL), 0);
     expect_failures(a, 0, 0, 0, 0);
     expect_lease(a, 2, 1, 8, 8, DLS_CAUSE_SILENCE, 0, DLS_AUDIT_UNVERIFIABLE);
     expect_lease(a, 1, 1, 9, 9, DLS_CAUSE_RELEASE, 0, DLS_AUDIT_OK);
@@ -1891,7 +2035,7 @@ static void test_medium_party(void **state)
 
     dls_audit_medium am[2] = {{t.m[EAST], "worker-east"}, {t.m[WEST], NULL}};
     dls_audit *a = NULL;
-    assert_int_equal(dls_audit_run(&a, NULL, t.j, "arbiter", t.kr, am, 2, NULL), 0);
+    assert_int_equal(audit_threads(&a, NULL, NULL, t.j, "arbiter", t.kr, am, 2, NULL), 0);
     expect_failures(a, 0, 0, 0, 0);
     /* both renewals came 2000 ms after the previous observation: late */
     expect_lease(a, 1, 1, 0, 0, DLS_CAUSE_NONE, 2, DLS_AUDIT_LIVE);
@@ -1990,7 +2134,7 @@ static void test_large_mark(void **state)
         assert_int_equal(dls_mark_encode_next(&m, &wr, buf, dls_mark_limit(7), &len), 0);
     }
     dls_audit *a = NULL;
-    assert_int_equal(dls_audit_run(&a, NULL, t.j, "arbiter", t.kr, am, N, NULL), 0);
+    assert_int_equal(audit_threads(&a, NULL, NULL, t.j, "arbiter", t.kr, am, N, NULL), 0);
     const dls_audit_summary *s = dls_audit_summary_of(a);
     assert_int_equal(s->passes, 2);
     assert_int_equal(s->n_unused_media, 0);
@@ -2943,21 +3087,32 @@ static void test_golden_transcripts(void **state)
             fail_msg("%s: missing (run with DLS_AUDIT_REGEN=1 to create it)", p);
         int want = atoi(st);
         free(st);
+        /* the default thread count (the cores online), then 1, 2 and 4:
+         * byte for byte the same output (docs/audit.md, Threads) */
+        static const char *const threads[] = {NULL, "1", "2", "4"};
         for (int json = 0; json < 2; json++) {
-            const char *argv[24];
-            golden_args(g, argv, json);
-            cli_out r = run_cli(dir, argv);
             snprintf(p, sizeof p, "%s/expect.%s", dir, json ? "jsonl" : "txt");
             char *expect = slurp(p, NULL);
             assert_non_null(expect);
-            if (strcmp(expect, r.out)) {
-                print_message("--- expected (%s)\n%s--- got\n%s", p, expect, r.out);
-                fail_msg("golden transcript %s differs", p);
+            for (size_t k = 0; k < sizeof threads / sizeof threads[0]; k++) {
+                const char *argv[24];
+                size_t n = golden_args(g, argv, json);
+                if (threads[k]) {
+                    argv[n++] = "--threads";
+                    argv[n++] = threads[k];
+                    argv[n] = NULL;
+                }
+                cli_out r = run_cli(dir, argv);
+                if (strcmp(expect, r.out)) {
+                    print_message("--- expected (%s)\n%s--- got (--threads %s)\n%s", p, expect,
+                                  threads[k] ? threads[k] : "default", r.out);
+                    fail_msg("golden transcript %s differs", p);
+                }
+                if (r.status != want)
+                    fail_msg("%s: exit %d, expected %d", g->name, r.status, want);
+                cli_free(&r);
             }
-            if (r.status != want)
-                fail_msg("%s: exit %d, expected %d", g->name, r.status, want);
             free(expect);
-            cli_free(&r);
         }
     }
 }
@@ -3188,7 +3343,7 @@ static dls_audit *ckr_audit(ckr *c, const char *journal, const char *ckpt)
     set.checkpoints = ckpt;
     dls_audit *a = NULL;
     dls_where w = {0};
-    int rc = dls_audit_run(&a, &set, j, "arbiter", c->t.kr, &am, 1, &w);
+    int rc = audit_threads(&a, &set, NULL, j, "arbiter", c->t.kr, &am, 1, &w);
     if (rc)
         fail_msg("dls_audit_run: %s (%s)", dls_strerror(rc), w.reason ? w.reason : "");
     dls_medium_del(east);

@@ -279,6 +279,8 @@ typedef struct dls_audit_medium {
  *                               dls_audit_lease.renewal_points — the SVG's
  *                               ticks; memory grows with the renewals)
  *   checkpoints          NULL  (no checkpoint folder)
+ *   threads              1     (threads verifying records, the caller's
+ *                               included: see below)
  */
 typedef struct dls_audit_settings {
     size_t max_media;
@@ -291,6 +293,17 @@ typedef struct dls_audit_settings {
      * there (dls_audit_summary.start_checkpoint). Without it such a journal
      * is a `journal` failure (the gap not covered by a checkpoint). */
     const char *checkpoints;
+    /* Threads that verify records (docs/audit.md, "Threads"): 0 or 1, the
+     * calling thread alone; N > 1, N - 1 POSIX threads started for the call
+     * and joined before it returns, that verify the signatures and MACs of
+     * records read ahead of the replay (a bounded window: at most 256
+     * records or 1 MiB per medium being read, and the journal), while the
+     * calling thread reads every medium and applies the records in order.
+     * Attribution depends only on a record's bytes, its medium and the
+     * keyring, which must not change during the call; everything else (the
+     * ledger, replayed seqs, every count) stays on the calling thread, so
+     * the results are identical for any number of threads. */
+    unsigned threads;
 } dls_audit_settings;
 
 DLS_EXPORT void dls_audit_settings_default(dls_audit_settings *s);
