@@ -41,6 +41,7 @@
 #include "daolease/fact.h"
 #include "daolease/judge.h"
 #include "daolease/mark.h"
+#include "daolease/medium_impl.h"
 #include "daolease/stream.h"
 #include "audit/internal.h"
 
@@ -3974,12 +3975,233 @@ static void test_audit_unreadable_checkpoint_is_incomplete(void **state)
     ckr_fini(&c);
 }
 
+/* ---- threads on bad input (docs/audit.md, Threads) --------------------------- */
+
+/* A medium that vanishes while it is read: each cursor answers the inner
+ * medium's records for `budget` OK reads, then transport-error for good. */
+typedef struct vanish {
+    dls_medium *inner;
+    unsigned budget;
+} vanish;
+
+typedef struct vanish_cur {
+    dls_cursor *c;
+    unsigned left;
+} vanish_cur;
+
+static int vanish_append_batch(void *impl, const uint8_t *const *recs, const size_t *lens,
+                               size_t count, uint64_t *first, dls_where *w)
+{
+    (void)impl, (void)recs, (void)lens, (void)count, (void)first, (void)w;
+    return DLS_ERR_STATE;
+}
+
+static int vanish_cursor_new(void *impl, uint64_t from, void **cimpl)
+{
+    vanish *v = impl;
+    vanish_cur *c = calloc(1, sizeof *c);
+    if (!c)
+        return DLS_ERR_NOMEM;
+    int rc = dls_cursor_new(&c->c, v->inner, from);
+    if (rc) {
+        free(c);
+        return rc;
+    }
+    c->left = v->budget;
+    *cimpl = c;
+    return 0;
+}
+
+static dls_next vanish_cursor_next(void *cimpl, dls_record *rec, dls_where *w)
+{
+    vanish_cur *c = cimpl;
+    if (!c->left) {
+        if (w)
+            w->reason = "the medium vanished";
+        return DLS_NEXT_ERROR;
+    }
+    dls_next r = dls_cursor_next(c->c, rec, w);
+    if (r == DLS_NEXT_OK)
+        c->left--;
+    return r;
+}
+
+static void vanish_cursor_del(void *cimpl)
+{
+    vanish_cur *c = cimpl;
+    dls_cursor_del(c->c);
+    free(c);
+}
+
+static void vanish_del(void *impl)
+{
+    free(impl);
+}
+
+static const dls_medium_ops VANISH_OPS = {
+    .kind_name = "vanishing",
+    .append_batch = vanish_append_batch,
+    .cursor_new = vanish_cursor_new,
+    .cursor_next = vanish_cursor_next,
+    .cursor_del = vanish_cursor_del,
+    .del = vanish_del,
+};
+
+static dls_medium *vanishing(dls_medium *inner, unsigned budget)
+{
+    vanish *v = calloc(1, sizeof *v);
+    assert_non_null(v);
+    v->inner = inner;
+    v->budget = budget;
+    dls_medium_info info = {DLS_MEDIUM_RING, DLS_RETAIN_ALL, DLS_SYNC_NONE, DLS_OPEN_READ,
+                            {0}, "vanishing"};
+    memcpy(info.id, dls_medium_id(inner), DLS_MEDIUM_ID_LEN);
+    dls_medium *m = NULL;
+    assert_int_equal(dls_medium_wrap(&m, &VANISH_OPS, v, &info), 0);
+    return m;
+}
+
+/* docs/audit.md, Threads: a lease-fact medium or a journal that stops
+ * answering part-way (transport-error at its k-th record) gives the same
+ * verdicts, reports and exit status on 1, 2 and 4 threads (audit_threads
+ * compares every answer), and the audit ends. */
+static void test_threads_medium_vanishes(void **state)
+{
+    (void)state;
+    tw t;
+    tw_open(&t, NULL, MK_RING, 0);
+    base_run(&t);
+    static const unsigned budgets[] = {0, 1, 2, 3, 4}; /* east holds 5 drained records */
+    for (size_t k = 0; k < sizeof budgets / sizeof budgets[0]; k++) {
+        /* worker-east vanishes */
+        dls_medium *east = vanishing(t.m[EAST], budgets[k]);
+        dls_audit_medium am[2] = {{east, NULL}, {t.m[WEST], NULL}};
+        dls_audit *a = NULL;
+        assert_int_equal(audit_threads(&a, NULL, NULL, t.j, "arbiter", t.kr, am, 2, NULL), 0);
+        const dls_audit_summary *s = dls_audit_summary_of(a);
+        bool said = false;
+        for (size_t i = 0; i < s->n_warnings; i++)
+            said = said || strstr(s->warnings[i], "the medium vanished");
+        assert_true(said);
+        assert_true(s->n_unverifiable_leases > 0);
+        dls_audit_del(a);
+        dls_medium_del(east);
+        /* the journal vanishes: incomplete, exit status 3 */
+        dls_medium *j = vanishing(t.j, budgets[k] * 2);
+        dls_audit_medium am2[2] = {{t.m[EAST], NULL}, {t.m[WEST], NULL}};
+        assert_int_equal(audit_threads(&a, NULL, NULL, j, "arbiter", t.kr, am2, 2, NULL), 0);
+        assert_non_null(dls_audit_summary_of(a)->incomplete);
+        assert_int_equal(dls_audit_exit_status(a), 3);
+        dls_audit_del(a);
+        dls_medium_del(j);
+    }
+    tw_close(&t);
+}
+
+/* docs/audit.md, Threads; stream-format.md, Readers (a torn tail): copies of
+ * the vectors' media and journal cut in the middle of a record, and one
+ * with a forged record appended, audited by the binary with --threads 1, 2
+ * and 4: the same output byte for byte and the same exit status. */
+static void test_threads_cli_bad_input(void **state)
+{
+    (void)state;
+    char run[512], tmp[512], p[1200];
+    snprintf(run, sizeof run, "%s/run", vectors());
+    tmpdir(tmp, sizeof tmp);
+    static const char *const files[] = {"journal.dls", "worker-east.dls", "worker-west.dls"};
+    /* cut: 0 none, else the file whose copy is cut at 1/3 and 2/3 */
+    for (int cut = 0; cut <= 3; cut++) {
+        for (int third = 1; third <= (cut ? 2 : 1); third++) {
+            for (int i = 0; i < 3; i++) {
+                snprintf(p, sizeof p, "%s/%s", run, files[i]);
+                size_t n;
+                char *text = slurp(p, &n);
+                assert_non_null(text);
+                if (cut == i + 1)
+                    n = n * (size_t)third / 3;
+                snprintf(p, sizeof p, "%s/%s", tmp, files[i]);
+                FILE *f = fopen(p, "we");
+                assert_non_null(f);
+                assert_int_equal(fwrite(text, 1, n, f), n);
+                fclose(f);
+                free(text);
+            }
+            char kr[1200];
+            snprintf(kr, sizeof kr, "%s/keyring", run);
+            char *first = NULL;
+            int first_status = -1;
+            static const char *const threads[] = {"1", "2", "4"};
+            for (size_t k = 0; k < 3; k++) {
+                cli_out r = run_cli(tmp, (const char *[]){"daolease", "audit", "--journal",
+                    "journal.dls", "--grantor", "arbiter", "--keyring", kr, "--media",
+                    "worker-east.dls", "worker-west.dls", "--json", "--threads", threads[k],
+                    NULL});
+                assert_true(r.status == 0 || r.status == 1 || r.status == 3);
+                if (!first) {
+                    first = strdup(r.out);
+                    first_status = r.status;
+                } else {
+                    if (strcmp(first, r.out))
+                        fail_msg("cut %d/%d: --threads %s differs from --threads 1", cut, third,
+                                 threads[k]);
+                    assert_int_equal(r.status, first_status);
+                }
+                cli_free(&r);
+            }
+            free(first);
+        }
+    }
+    rm_rf(tmp);
+}
+
+/* docs/audit.md, Threads, on the checkpoint fixture: a journal with a hole
+ * and its front trimmed, and the checkpoint the audit would start from
+ * truncated to half its length: ckr_audit compares 1, 2 and 4 threads. */
+static void test_threads_truncated_checkpoint(void **state)
+{
+    (void)state;
+    ckr c;
+    ckr_run(&c);
+    uint64_t first = ckr_trim(c.jseg, c.ck[1].journal_next);
+    assert_true(first > 0);
+    size_t start = ckr_covering(&c, first);
+    dls_audit *a = ckr_audit(&c, c.jseg, c.ckpt);
+    assert_int_equal(dls_audit_summary_of(a)->start_checkpoint, c.ck[start].pass);
+    dls_audit_del(a);
+    /* truncate every checkpoint file of that pass */
+    char pass[32];
+    snprintf(pass, sizeof pass, "%" PRIu64, c.ck[start].pass);
+    DIR *d = opendir(c.ckpt);
+    assert_non_null(d);
+    struct dirent *e;
+    int cut = 0;
+    while ((e = readdir(d)) != NULL) {
+        if (e->d_name[0] == '.' || !strstr(e->d_name, pass))
+            continue;
+        char p[900];
+        snprintf(p, sizeof p, "%s/%s", c.ckpt, e->d_name);
+        struct stat st;
+        assert_int_equal(stat(p, &st), 0);
+        assert_int_equal(truncate(p, st.st_size / 2), 0);
+        cut++;
+    }
+    closedir(d);
+    assert_true(cut > 0);
+    a = ckr_audit(&c, c.jseg, c.ckpt);
+    assert_true(dls_audit_summary_of(a)->start_checkpoint != c.ck[start].pass);
+    dls_audit_del(a);
+    ckr_fini(&c);
+}
+
 int main(void)
 {
     if (sodium_init() < 0)
         return 1;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_vector_run_library),
+        cmocka_unit_test(test_threads_medium_vanishes),
+        cmocka_unit_test(test_threads_cli_bad_input),
+        cmocka_unit_test(test_threads_truncated_checkpoint),
         cmocka_unit_test(test_vector_run_cli),
         cmocka_unit_test(test_vector_run_batch),
         cmocka_unit_test(test_writer_reproduces_vectors),
