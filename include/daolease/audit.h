@@ -281,6 +281,7 @@ typedef struct dls_audit_medium {
  *   checkpoints          NULL  (no checkpoint folder)
  *   threads              1     (threads verifying records, the caller's
  *                               included: see below)
+ *   from_checkpoint      0     (audit from the journal's start)
  */
 typedef struct dls_audit_settings {
     size_t max_media;
@@ -304,7 +305,21 @@ typedef struct dls_audit_settings {
      * ledger, replayed seqs, every count) stays on the calling thread, so
      * the results are identical for any number of threads. */
     unsigned threads;
+    /* An incremental audit (docs/audit.md, "Auditing only what is new"):
+     * 0 (default) audits from the journal's first retained record;
+     * N > 0 starts from the committed checkpoint of pass N in
+     * `checkpoints` (required), DLS_AUDIT_NEWEST_CHECKPOINT from the newest
+     * one that can be used — exactly as a journal whose first records are
+     * gone is audited (its commit record and digest verified, its state
+     * loaded, the history before it reported as not audited:
+     * summary.start_checkpoint names it). A checkpoint that cannot be used
+     * (none committed, N not committed or before the retained journal,
+     * N's file differing from its commit: a checkpoint mismatch) leaves the
+     * audit incomplete, with the reason, and nothing replayed. */
+    uint64_t from_checkpoint;
 } dls_audit_settings;
+
+#define DLS_AUDIT_NEWEST_CHECKPOINT UINT64_MAX
 
 DLS_EXPORT void dls_audit_settings_default(dls_audit_settings *s);
 
