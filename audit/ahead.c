@@ -177,7 +177,11 @@ int au_ahead_new(au_ahead **out, au_pool *p, bool batches)
 }
 
 /* Makes sure no worker holds `it` (unqueues it when still queued). True
- * when the caller must attribute it itself. */
+ * when the caller must attribute it itself. While a worker holds it, the
+ * caller attributes the oldest queued records meanwhile (with the
+ * resolvers' own scratch: only the replay's thread uses it), and sleeps
+ * only when none is left: the replay's thread never idles while there is
+ * verification to do. */
 static bool reclaim(au_pool *p, au_item *it)
 {
     bool mine = false;
@@ -188,6 +192,16 @@ static bool reclaim(au_pool *p, au_item *it)
         mine = true;
     }
     while (it->state == IT_CLAIMED) {
+        au_item *other = p->qh;
+        if (other) {
+            q_unlink(p, other);
+            other->state = IT_CLAIMED;
+            pthread_mutex_unlock(&p->mu);
+            attribute(other, NULL);
+            pthread_mutex_lock(&p->mu);
+            other->state = IT_DONE;
+            continue;
+        }
         p->waiters++;
         pthread_cond_wait(&p->done, &p->mu);
         p->waiters--;
@@ -216,7 +230,8 @@ static void release_taken(au_ahead *h)
     if (!h->taken)
         return;
     au_item *it = &h->ring[h->head];
-    h->bytes -= it->rd.rec.n;
+    if (h->pool)
+        h->bytes -= it->rd.rec.n;
     if (it->cap > KEEP_BUF) {
         free(it->buf);
         it->buf = NULL;
@@ -239,6 +254,23 @@ static bool read_one(au_ahead *h, dls_cursor *cur, dls_resolver *res)
     rd->at = dls_cursor_position(cur);
     dls_next r = dls_cursor_next(cur, &rec, &w);
     size_t len = r == DLS_NEXT_OK ? rec.n : 0;
+    if (!h->pool) {
+        /* no workers: one record in the window, taken before the cursor
+         * is read again, so the cursor's own buffer serves (no copy) */
+        rd->r = r;
+        rd->rec = rec;
+        if (r != DLS_NEXT_OK)
+            rd->rec.p = NULL, rd->rec.n = 0;
+        rd->w = w;
+        it->res = res;
+        it->batches = h->batches;
+        it->pooled = false;
+        it->state = r == DLS_NEXT_OK ? IT_PLAIN : IT_DONE;
+        if (r != DLS_NEXT_OK && r != DLS_NEXT_GAP)
+            h->stopped = true;
+        h->n++;
+        return true;
+    }
     if (len > it->cap) {
         uint8_t *nb = malloc(len);
         if (!nb)
@@ -254,8 +286,6 @@ static bool read_one(au_ahead *h, dls_cursor *cur, dls_resolver *res)
     rd->rec.p = len ? it->buf : NULL;
     rd->rec.n = len;
     rd->w = w;
-    memset(&rd->att, 0, sizeof rd->att);
-    memset(&rd->it, 0, sizeof rd->it);
     it->res = res;
     it->batches = h->batches;
     it->pooled = false;
