@@ -4329,6 +4329,40 @@ static void test_threads_cli_bad_input(void **state)
     rm_rf(tmp);
 }
 
+/* docs/audit.md, Threads; cli.md `demo`: a demo run (a judge and agent
+ * processes, one killed mid-work) audited with --json on 1, 2 and 4
+ * threads: byte for byte the same output, exit 0. */
+static void test_threads_demo_run(void **state)
+{
+    (void)state;
+    char tmp[512], run[600];
+    tmpdir(tmp, sizeof tmp);
+    snprintf(run, sizeof run, "%s/demo", tmp);
+    cli_out r = run_cli(NULL, (const char *[]){"daolease", "demo", "--dir", run, "--agents", "3",
+                                               "--items", "6", "--kill", "1", NULL});
+    if (r.status != 0)
+        fail_msg("demo exit %d\n%s%s", r.status, r.out, r.err);
+    cli_free(&r);
+    char *first = NULL;
+    static const char *const threads[] = {"1", "2", "4"};
+    for (size_t k = 0; k < 3; k++) {
+        r = run_cli(run, (const char *[]){"daolease", "audit", "--journal", "journal.dls",
+                                          "--grantor", "arbiter", "--keyring", "keyring",
+                                          "--media", "agent-1.dls", "agent-2.dls", "agent-3.dls",
+                                          "--json", "--threads", threads[k], NULL});
+        if (r.status != 0)
+            fail_msg("audit of the demo, --threads %s: exit %d\n%s", threads[k], r.status, r.err);
+        assert_non_null(strstr(r.out, "\"summary\""));
+        if (!first)
+            first = strdup(r.out);
+        else if (strcmp(first, r.out))
+            fail_msg("the demo's audit on --threads %s differs from --threads 1", threads[k]);
+        cli_free(&r);
+    }
+    free(first);
+    rm_rf(tmp);
+}
+
 /* docs/audit.md, Threads, on the checkpoint fixture: a journal with a hole
  * and its front trimmed, and the checkpoint the audit would start from
  * truncated to half its length: ckr_audit compares 1, 2 and 4 threads. */
@@ -4377,6 +4411,7 @@ int main(void)
         cmocka_unit_test(test_threads_medium_vanishes),
         cmocka_unit_test(test_threads_cli_bad_input),
         cmocka_unit_test(test_threads_truncated_checkpoint),
+        cmocka_unit_test(test_threads_demo_run),
         cmocka_unit_test(test_audit_from_checkpoint),
         cmocka_unit_test(test_audit_cli_from_checkpoint),
         cmocka_unit_test(test_vector_run_cli),
