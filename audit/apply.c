@@ -162,18 +162,15 @@ static void apply_fact(dls_audit *a, size_t mix, const dls_attribution *at, dls_
  * if it stood alone at (position, index), in array order — a defective one
  * does not stop the others. A record attributed to nobody is one forged
  * record, batch or not, as the judge counts it. Every record is verified
- * exactly once: the audit reads each medium once, in order. */
-void au_apply_record(dls_audit *a, size_t mix, const dls_record *rec)
+ * exactly once: the audit reads each medium once, in order (verified ahead
+ * on the audit's threads, applied here in that order: audit/ahead.h). */
+void au_apply_record(dls_audit *a, size_t mix, const dls_attribution *at, dls_facts it)
 {
-    audit_medium *m = &a->media[mix];
-    dls_attribution at;
-    dls_facts it;
     a->sum.media_records++;
-    dls_resolver_attribute_facts(m->res, rec->p, rec->n, &at, &it);
-    if (at.kind == DLS_REC_SEAL)
+    if (at->kind == DLS_REC_SEAL)
         return;
-    if (!at.attributed) {
-        switch (at.why) {
+    if (!at->attributed) {
+        switch (at->why) {
         case DLS_WHY_BARE_FACT: a->forged[FORGED_BARE_FACT]++; break;
         case DLS_WHY_SIGNATURE: a->forged[FORGED_SIGNATURE]++; break;
         case DLS_WHY_UNKNOWN_AUTHOR: a->forged[FORGED_UNKNOWN_AUTHOR]++; break;
@@ -184,5 +181,5 @@ void au_apply_record(dls_audit *a, size_t mix, const dls_record *rec)
     }
     dls_bytes fact;
     while (dls_facts_next(&it, &fact, NULL))
-        apply_fact(a, mix, &at, fact);
+        apply_fact(a, mix, at, fact);
 }

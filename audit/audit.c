@@ -41,6 +41,7 @@ void dls_audit_settings_default(dls_audit_settings *s)
     memset(s, 0, sizeof *s); /* every member not named below: zero, NULL (checkpoints) */
     s->max_media = 1024;
     s->keep_renewal_points = true;
+    s->threads = 1;
 }
 
 size_t dls_audit_lease_count(const dls_audit *a)
@@ -264,6 +265,12 @@ int au_run(dls_audit **out, const dls_audit_settings *s, const au_hooks *hooks,
         rc = dls_rule6_new(&js.rule6);
     if (!rc)
         rc = dls_cursor_new(&jcur, journal, 0);
+    if (!rc)
+        rc = au_pool_new(&a->pool, set.threads);
+    if (!rc)
+        rc = au_ahead_new(&a->mwin, a->pool, true);
+    if (!rc)
+        rc = au_ahead_new(&js.win, a->pool, false);
     if (!rc) {
         /* a journal whose first records are gone starts at a checkpoint */
         if (au_start(a, &js, journal, &jcur) && !a->nomem)
@@ -278,6 +285,12 @@ int au_run(dls_audit **out, const dls_audit_settings *s, const au_hooks *hooks,
             rc = DLS_ERR_NOMEM;
     }
     dls_amark_free(&js.open);
+    /* the windows first (no record may stay with a worker), then the workers */
+    au_ahead_del(js.win);
+    au_ahead_del(a->mwin);
+    a->mwin = NULL;
+    au_pool_del(a->pool);
+    a->pool = NULL;
     dls_cursor_del(jcur);
     dls_rule6_del(js.rule6);
     dls_resolver_del(js.res);

@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "vocab/htab.h"
+#include "audit/ahead.h"
 #include "audit/amark.h"
 #include "daolease/attrib.h"
 #include "daolease/audit.h"
@@ -149,6 +150,10 @@ struct dls_audit {
     uint64_t start_commit_pos; /* the start checkpoint's commit record: met again on
                                   the journal, it is not compared with itself */
     const struct au_hooks *hooks; /* tests only (au_run); NULL otherwise */
+    /* verification ahead on settings.threads (audit/ahead.h): the workers
+     * and the window on the lease-fact media (one drained span at a time) */
+    au_pool *pool;
+    au_ahead *mwin;
 };
 
 /* Test hooks (tests/test_audit.c): `listed` (optional) is called by
@@ -262,8 +267,9 @@ void au_checkpoint_damaged(dls_audit *a, uint64_t pass, uint64_t position, const
 void au_checkpoint_mismatch(dls_audit *a, uint64_t pass, uint64_t position, const char *what,
                             uint64_t lease);
 
-/* apply.c: one record drained from a lease-fact medium */
-void au_apply_record(dls_audit *a, size_t mix, const dls_record *rec);
+/* apply.c: one record drained from a lease-fact medium, attributed by its
+ * medium's resolver (at, it: dls_resolver_attribute_facts's answers) */
+void au_apply_record(dls_audit *a, size_t mix, const dls_attribution *at, dls_facts it);
 
 /* classify.c: step 3 at a mark, compared with its due list */
 void au_classify_all(dls_audit *a, const dls_amark *mk);
@@ -280,6 +286,7 @@ typedef struct journal_state {
     dls_amark open;        /* the mark being collected (pass 0: none) */
     bool have_open;
     uint64_t verified;     /* records verified under the grantor's key */
+    au_ahead *win;         /* the journal's records, verified ahead */
 } journal_state;
 /* Reads the journal through cur to its end (or to where it cannot be read). */
 void au_read_journal(dls_audit *a, journal_state *js, dls_cursor *cur);

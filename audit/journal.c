@@ -179,11 +179,11 @@ void au_flush_mark(dls_audit *a, journal_state *js)
     js->have_open = false;
 }
 
-static void journal_record(dls_audit *a, journal_state *js, const dls_record *rec)
+static void journal_record(dls_audit *a, journal_state *js, const dls_record *rec,
+                           const dls_attribution *atp)
 {
-    dls_attribution at;
+    dls_attribution at = *atp; /* dls_resolver_attribute's answer (audit/ahead.h) */
     a->sum.journal_records++;
-    dls_resolver_attribute(js->res, rec->p, rec->n, &at);
     if (at.kind == DLS_REC_SEAL)
         return;
     bool by_grantor = at.attributed && at.author.n == js->grantor_len &&
@@ -302,12 +302,17 @@ static void journal_record(dls_audit *a, journal_state *js, const dls_record *re
 void au_read_journal(dls_audit *a, journal_state *js, dls_cursor *cur)
 {
     for (;;) {
-        dls_record rec;
-        dls_where w = {0};
-        uint64_t at = dls_cursor_position(cur);
-        dls_next r = dls_cursor_next(cur, &rec, &w);
+        const au_read *rd = au_ahead_next(js->win, cur, js->res, UINT64_MAX);
+        if (!rd) {
+            a->nomem = true;
+            return;
+        }
+        dls_record rec = rd->rec;
+        dls_where w = rd->w;
+        uint64_t at = rd->at;
+        dls_next r = rd->r;
         if (r == DLS_NEXT_OK) {
-            journal_record(a, js, &rec);
+            journal_record(a, js, &rec, &rd->att);
             if (a->nomem)
                 return;
             continue;

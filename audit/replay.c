@@ -73,16 +73,23 @@ static void read_span(dls_audit *a, size_t mix, const dls_amark *mk, uint64_t to
         missing_span(a, mix, mk, from, to, "the medium could not be read");
         return;
     }
-    uint64_t c = dls_cursor_position(m->cur);
+    /* records come verified ahead, in order (audit/ahead.h); the window
+     * never reads past `to`, so it is empty again when the span ends */
+    uint64_t c = au_ahead_position(a->mwin, m->cur);
     if (c > from) /* an earlier gap of the audit's own cursor jumped past */
         missing_span(a, mix, mk, from, c < to ? c : to, "evicted since the judge drained them");
-    while ((c = dls_cursor_position(m->cur)) < to) {
-        dls_record rec;
-        dls_where w = {0};
-        dls_next r = dls_cursor_next(m->cur, &rec, &w);
+    while ((c = au_ahead_position(a->mwin, m->cur)) < to) {
+        const au_read *rd = au_ahead_next(a->mwin, m->cur, m->res, to);
+        if (!rd) {
+            a->nomem = true;
+            return;
+        }
+        dls_record rec = rd->rec;
+        dls_where w = rd->w;
+        dls_next r = rd->r;
         if (r == DLS_NEXT_OK) {
             if (!in_judge_gap(mk, m->id, rec.position))
-                au_apply_record(a, mix, &rec);
+                au_apply_record(a, mix, &rd->att, rd->it);
             continue;
         }
         if (r == DLS_NEXT_GAP) {

@@ -205,7 +205,7 @@ void au_finish(dls_audit *a)
 
     /* the journal's front is gone and no checkpoint covers it: nothing was
      * replayed, and the failure detail says why (start.c) */
-    bool unreplayed = a->sum.journal_first && !a->sum.start_checkpoint;
+    bool unreplayed = (a->sum.journal_first || a->set.from_checkpoint) && !a->sum.start_checkpoint;
     if (unreplayed)
         ;
     else if (!a->sum.journal_records)

@@ -446,11 +446,73 @@ static int try_listing(dls_audit *a, journal_state *js, dls_medium *journal, uin
     return got;
 }
 
+/* *cur replaced by a cursor at the start checkpoint's journal_next. */
+static bool restart_cursor(dls_audit *a, dls_medium *journal, dls_cursor **cur)
+{
+    dls_cursor *c = NULL;
+    if (dls_cursor_new(&c, journal, a->sum.not_audited_to)) {
+        a->nomem = true;
+        return false;
+    }
+    dls_cursor_del(*cur);
+    *cur = c;
+    return true;
+}
+
+/* An incremental audit (settings.from_checkpoint; docs/audit.md,
+ * "Auditing only what is new"): checkpoint N, or the newest usable one,
+ * tried newest first; TC_LOADED, else the audit is incomplete (TC_STOP). */
+static int start_asked(dls_audit *a, journal_state *js, dls_medium *journal, uint64_t first)
+{
+    uint64_t want = a->set.from_checkpoint;
+    uint64_t *passes = NULL;
+    size_t n = 0;
+    if (!a->set.checkpoints) {
+        au_set_incomplete(a, first, "an audit from a checkpoint needs the checkpoint folder");
+        return TC_STOP;
+    }
+    if (dls_checkpoint_list(a->set.checkpoints, &passes, &n)) {
+        a->nomem = true;
+        return TC_NO;
+    }
+    int got = TC_NO;
+    for (size_t i = n; i-- > 0 && got != TC_LOADED && got != TC_STOP && !a->nomem;) {
+        if (want != DLS_AUDIT_NEWEST_CHECKPOINT && passes[i] != want)
+            continue;
+        got = try_checkpoint(a, js, journal, passes[i], first);
+        if (want != DLS_AUDIT_NEWEST_CHECKPOINT)
+            break;
+    }
+    free(passes);
+    if (got == TC_LOADED || got == TC_STOP || a->nomem)
+        return got;
+    if (want == DLS_AUDIT_NEWEST_CHECKPOINT)
+        au_set_incomplete(a, first, "no committed checkpoint of this journal in %s can be "
+                          "the start", a->set.checkpoints);
+    else
+        au_set_incomplete(a, first, "checkpoint %" PRIu64 " in %s cannot be the start (%s)",
+                          want, a->set.checkpoints,
+                          got == TC_BAD ? "it differs from its commit record"
+                          : got == TC_VANISHED ? "it is not in the folder"
+                          : "not committed on this journal, or before its first record");
+    return TC_STOP;
+}
+
 bool au_start(dls_audit *a, journal_state *js, dls_medium *journal, dls_cursor **cur)
 {
     uint64_t first = 0;
-    if (!front_gone(a, journal, &first))
-        return !a->nomem; /* retained from position 0 (or unreadable: the replay says so) */
+    bool gone = front_gone(a, journal, &first);
+    if (a->nomem)
+        return false;
+    if (a->set.from_checkpoint) {
+        a->sum.journal_first = first;
+        int got = start_asked(a, js, journal, first);
+        if (got != TC_LOADED)
+            return false;
+        return restart_cursor(a, journal, cur);
+    }
+    if (!gone)
+        return true; /* retained from position 0 (or unreadable: the replay says so) */
     a->sum.journal_first = first;
 
     /* docs/audit.md, "Auditing beside a running judge": a judge that
@@ -485,12 +547,5 @@ bool au_start(dls_audit *a, journal_state *js, dls_medium *journal, dls_cursor *
                   a->set.checkpoints ? "" : " (no checkpoint folder was given)");
         return false;
     }
-    dls_cursor *c = NULL;
-    if (dls_cursor_new(&c, journal, a->sum.not_audited_to)) {
-        a->nomem = true;
-        return false;
-    }
-    dls_cursor_del(*cur);
-    *cur = c;
-    return true;
+    return restart_cursor(a, journal, cur);
 }

@@ -2,7 +2,8 @@
  * "Audit replay", cli.md `audit`).
  *
  *   daolease audit --journal J --grantor NAME --keyring K
- *                  --media M[=PARTY]... [--json] [--svg FILE]
+ *                  --media M[=PARTY]... [--json] [--svg FILE] [--threads N]
+ *                  [--from-checkpoint [N]]
  *
  * Exit: 0 clean, 1 failure found, 2 usage, 3 could not audit.
  */
@@ -13,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <sodium.h>
 
@@ -32,7 +34,8 @@ static void usage(FILE *to)
 {
     fprintf(to,
             "usage: daolease audit --journal J --grantor NAME --keyring K\n"
-            "                      --media M[=PARTY]... [--json] [--svg FILE]\n\n"
+            "                      --media M[=PARTY]... [--json] [--svg FILE]\n"
+            "                      [--threads N] [--from-checkpoint [N]]\n\n"
             "Replays the journal J (authored by the grantor NAME, whose Ed25519 key is in\n"
             "the keyring K) against the lease-fact media M, re-executes the judge's\n"
             "classification, and prints every lease's timeline and verdict.\n\n"
@@ -47,13 +50,20 @@ static void usage(FILE *to)
             "  --checkpoints DIR  check each committed checkpoint in DIR against the\n"
             "                     replay (a difference is a journal failure), and start\n"
             "                     at one when the journal's first records are gone\n"
-            "                     (default: J.ckpt when that folder exists)\n\n"
+            "                     (default: J.ckpt when that folder exists)\n"
+            "  --from-checkpoint [N]  audit only what follows committed checkpoint N\n"
+            "                     (default: the newest) in the checkpoint folder\n"
+            "  --threads N        threads verifying signatures and MACs, 1 to 64\n"
+            "                     (default: the cores online); the output is the same\n"
+            "                     for any N\n\n"
             "exit status: 0 no failure found, 1 a failure found, 2 usage, 3 could not audit\n");
 }
 
 typedef struct opts {
     const char *journal, *grantor, *keyring, *svg, *checkpoints;
     bool json;
+    unsigned threads;   /* 0: the cores online */
+    uint64_t from_checkpoint; /* 0: none; DLS_AUDIT_NEWEST_CHECKPOINT: the newest */
     char **media;       /* argv entries, PATH or PATH=PARTY */
     size_t n_media;
 } opts;
@@ -96,7 +106,30 @@ static int parse_args(int argc, char **argv, opts *o)
             o->svg = v;
         else if (!bad && (v = opt_value(argc, argv, &i, "--checkpoints", &bad)))
             o->checkpoints = v; /* docs/checkpoints.md */
-        else if (!bad && !strcmp(argv[i], "--json"))
+        else if (!bad && (v = opt_value(argc, argv, &i, "--threads", &bad))) {
+            char *end;
+            errno = 0;
+            unsigned long long n = strtoull(v, &end, 10);
+            if (errno || end == v || *end || v[0] == '-' || n < 1 || n > 64) {
+                dls_cli_error(SUB, "--threads '%s': not a number from 1 to 64", v);
+                return -1;
+            }
+            o->threads = (unsigned)n;
+        } else if (!bad && !strcmp(argv[i], "--from-checkpoint")) {
+            /* docs/audit.md, "Auditing only what is new": N is optional */
+            o->from_checkpoint = DLS_AUDIT_NEWEST_CHECKPOINT;
+            if (i + 1 < argc && strncmp(argv[i + 1], "--", 2)) {
+                const char *n = argv[++i];
+                char *end;
+                errno = 0;
+                unsigned long long p = strtoull(n, &end, 10);
+                if (errno || end == n || *end || n[0] == '-' || p == 0 || p == UINT64_MAX) {
+                    dls_cli_error(SUB, "--from-checkpoint '%s': not a pass number", n);
+                    return -1;
+                }
+                o->from_checkpoint = p;
+            }
+        } else if (!bad && !strcmp(argv[i], "--json"))
             o->json = true;
         else if (!bad && !strncmp(argv[i], "--media", 7) &&
                  (argv[i][7] == 0 || argv[i][7] == '=')) {
@@ -589,12 +622,18 @@ static void print_human(const dls_audit *a, const char *journal, const char *gra
     for (size_t i = 0; i < s->n_unused_media; i++)
         printf("  unused medium: %s (the journal never names it)\n",
                media_paths[s->unused_media[i]]);
-    if (s->start_checkpoint)
+    if (s->start_checkpoint && s->journal_first)
         printf("  not audited: journal positions 0..%" PRIu64 " (passes up to %" PRIu64
                "): the audit starts at checkpoint %" PRIu64 " (positions 0..%" PRIu64
                " are gone); unverifiable, not a failure\n",
                s->not_audited_to ? s->not_audited_to - 1 : 0, s->start_checkpoint,
                s->start_checkpoint, s->journal_first ? s->journal_first - 1 : 0);
+    else if (s->start_checkpoint) /* --from-checkpoint */
+        printf("  not audited: journal positions 0..%" PRIu64 " (passes up to %" PRIu64
+               "): the audit starts at checkpoint %" PRIu64 " (--from-checkpoint); "
+               "unverifiable, not a failure\n",
+               s->not_audited_to ? s->not_audited_to - 1 : 0, s->start_checkpoint,
+               s->start_checkpoint);
     if (s->checkpoints_checked || s->checkpoints_mismatch || s->checkpoints_missing ||
         s->checkpoints_damaged)
         printf("  checkpoints: %" PRIu64 " checked, %" PRIu64 " differ, %" PRIu64
@@ -636,6 +675,13 @@ static int write_svg(const dls_audit *a, const char *path)
         return -1;
     }
     return 0;
+}
+
+/* The cores online, at most 64 (1 when unknown). */
+static unsigned cores_online(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n < 1 ? 1u : n > 64 ? 64u : (unsigned)n;
 }
 
 int dls_cmd_audit(int argc, char **argv)
@@ -697,6 +743,7 @@ int dls_cmd_audit(int argc, char **argv)
     dls_audit_settings set;
     dls_audit_settings_default(&set);
     set.keep_renewal_points = o.svg != NULL;
+    set.threads = o.threads ? o.threads : cores_online(); /* docs/audit.md, Threads */
     /* the judge's default folder, <journal>.ckpt, when it is there (issue
      * 17 item 4: a journal whose front is gone starts at a checkpoint) */
     char *ckpt_default = NULL;
@@ -707,6 +754,7 @@ int dls_cmd_audit(int argc, char **argv)
         ckpt_default = NULL;
     }
     set.checkpoints = o.checkpoints ? o.checkpoints : ckpt_default;
+    set.from_checkpoint = o.from_checkpoint;
     rc = dls_audit_run(&a, &set, journal, o.grantor, kr, am, o.n_media, &w);
     free(ckpt_default);
     if (rc) {

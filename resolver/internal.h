@@ -102,6 +102,22 @@ typedef struct dls_key_ref {
 int dls_keyring_find(const dls_keyring *kr, const uint8_t *name, size_t name_len,
                      dls_key_ref *ref);
 
+/* ---- attribution on several threads ------------------------------------ */
+
+/* Bytes of scratch dls_resolver_attribute_scratch needs (M or M_batch). */
+#define DLS_RESOLVER_SCRATCH                                                           \
+    (DLS_MESSAGE_MAX > DLS_BATCH_MESSAGE_MAX ? DLS_MESSAGE_MAX : DLS_BATCH_MESSAGE_MAX)
+
+/* dls_resolver_attribute (batches false) or dls_resolver_attribute_facts
+ * (batches true; `it` may be NULL), building M in the caller's `scratch`
+ * (DLS_RESOLVER_SCRATCH bytes) instead of the resolver's own buffer: r is
+ * only read, so threads may attribute with one resolver at once, each with
+ * its own scratch, while its owner keeps using the plain calls (the audit's
+ * verifiers, audit/ahead.c). The keyring must not change meanwhile. */
+void dls_resolver_attribute_scratch(const dls_resolver *r, uint8_t *scratch, bool batches,
+                                    const uint8_t *rec, size_t n, dls_attribution *a,
+                                    dls_facts *it);
+
 /* ---- secrets ------------------------------------------------------------ */
 
 /* Parses secret key file text (exactly one key line and an optional

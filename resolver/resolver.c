@@ -119,8 +119,10 @@ static int mac_verify(const dls_resolver *r, const dls_env *e, const dls_key_ref
         crypto_auth_hmacsha512256_update(&st, (const uint8_t *)DLS_BATCH_PREFIX,
                                          DLS_BATCH_PREFIX_LEN);
         crypto_auth_hmacsha512256_update(&st, r->medium, DLS_MEDIUM_ID_LEN);
-    } else {
-        crypto_auth_hmacsha512256_update(&st, r->m, M_FIXED);
+    } else { /* M's fixed part from its pieces: r->m is the owner's scratch */
+        crypto_auth_hmacsha512256_update(&st, (const uint8_t *)DLS_SIGN_PREFIX,
+                                         DLS_SIGN_PREFIX_LEN);
+        crypto_auth_hmacsha512256_update(&st, r->medium, DLS_MEDIUM_ID_LEN);
     }
     hdr[0] = (uint8_t)e->author.n;
     crypto_auth_hmacsha512256_update(&st, hdr, 1);
@@ -145,19 +147,25 @@ static int mac_verify(const dls_resolver *r, const dls_env *e, const dls_key_ref
     return bad;
 }
 
-/* Ed25519 over M or M_batch, built in the scratch buffer (its first 32
- * bytes hold M's prefix and medium id since creation). */
-static int sig_verify(dls_resolver *r, const dls_env *e, const uint8_t *key)
+/* Ed25519 over M or M_batch, built in the scratch buffer `m` (the
+ * resolver's own, whose first 32 bytes hold M's prefix and medium id since
+ * creation, or a caller's: fixed false, they are written first). */
+static int sig_verify(const dls_resolver *r, uint8_t *m, bool fixed, const dls_env *e,
+                      const uint8_t *key)
 {
     uint8_t *p;
+    if (!fixed && e->kind != DLS_REC_BATCH) {
+        memcpy(m, DLS_SIGN_PREFIX, DLS_SIGN_PREFIX_LEN);
+        memcpy(m + DLS_SIGN_PREFIX_LEN, r->medium, DLS_MEDIUM_ID_LEN);
+    }
     if (e->kind == DLS_REC_BATCH) {
-        p = r->m;
+        p = m;
         memcpy(p, DLS_BATCH_PREFIX, DLS_BATCH_PREFIX_LEN);
         p += DLS_BATCH_PREFIX_LEN;
         memcpy(p, r->medium, DLS_MEDIUM_ID_LEN);
         p += DLS_MEDIUM_ID_LEN;
     } else {
-        p = r->m + M_FIXED;
+        p = m + M_FIXED;
     }
     *p++ = (uint8_t)e->author.n;
     memcpy(p, e->author.p, e->author.n);
@@ -180,28 +188,29 @@ static int sig_verify(dls_resolver *r, const dls_env *e, const uint8_t *key)
         memcpy(p, e->fact.p, e->fact.n);
         p += e->fact.n;
     }
-    size_t mlen = (size_t)(p - r->m);
-    int bad = crypto_sign_verify_detached(e->tag.p, r->m, mlen, key);
-    if (e->kind == DLS_REC_BATCH) { /* restore M's fixed part for single envelopes */
-        memcpy(r->m, DLS_SIGN_PREFIX, DLS_SIGN_PREFIX_LEN);
-        memcpy(r->m + DLS_SIGN_PREFIX_LEN, r->medium, DLS_MEDIUM_ID_LEN);
+    size_t mlen = (size_t)(p - m);
+    int bad = crypto_sign_verify_detached(e->tag.p, m, mlen, key);
+    if (fixed && e->kind == DLS_REC_BATCH) { /* restore M's fixed part for single envelopes */
+        memcpy(m, DLS_SIGN_PREFIX, DLS_SIGN_PREFIX_LEN);
+        memcpy(m + DLS_SIGN_PREFIX_LEN, r->medium, DLS_MEDIUM_ID_LEN);
     }
     return bad;
 }
 
 /* Verifies a well-formed envelope or batch under the resolver's keyring. */
-static dls_why verify(dls_resolver *r, const dls_env *e)
+static dls_why verify(const dls_resolver *r, uint8_t *m, bool fixed, const dls_env *e)
 {
     dls_key_ref k;
     if (!r->kr || dls_keyring_find(r->kr, e->author.p, e->author.n, &k) != 0)
         return DLS_WHY_UNKNOWN_AUTHOR;
     if ((k.kind == DLS_KEY_MAC) != e->mac)
         return DLS_WHY_WRONG_KEY_KIND;
-    int bad = e->mac ? mac_verify(r, e, &k) : sig_verify(r, e, k.key);
+    int bad = e->mac ? mac_verify(r, e, &k) : sig_verify(r, m, fixed, e, k.key);
     return bad ? DLS_WHY_SIGNATURE : DLS_WHY_NONE;
 }
 
-static void attribute(dls_resolver *r, const dls_env *e, bool batches, dls_attribution *a)
+static void attribute(const dls_resolver *r, uint8_t *m, bool fixed, const dls_env *e,
+                      bool batches, dls_attribution *a)
 {
     memset(a, 0, sizeof *a);
     a->kind = e->kind;
@@ -236,7 +245,7 @@ static void attribute(dls_resolver *r, const dls_env *e, bool batches, dls_attri
             a->why = DLS_WHY_MALFORMED;
             return;
         }
-        a->why = r ? verify(r, e) : DLS_WHY_UNKNOWN_AUTHOR;
+        a->why = r ? verify(r, m, fixed, e) : DLS_WHY_UNKNOWN_AUTHOR;
         a->attributed = a->why == DLS_WHY_NONE;
         return;
     }
@@ -248,7 +257,7 @@ void dls_resolver_attribute(dls_resolver *r, const uint8_t *rec, size_t n, dls_a
         return;
     dls_env e;
     dls_env_parse(rec, n, &e);
-    attribute(r, &e, false, a);
+    attribute(r, r ? r->m : NULL, true, &e, false, a);
 }
 
 void dls_resolver_attribute_facts(dls_resolver *r, const uint8_t *rec, size_t n,
@@ -259,10 +268,25 @@ void dls_resolver_attribute_facts(dls_resolver *r, const uint8_t *rec, size_t n,
     if (!a)
         a = &local;
     dls_env_parse(rec, n, &e);
-    attribute(r, &e, true, a);
+    attribute(r, r ? r->m : NULL, true, &e, true, a);
     if (!it)
         return;
     if (a->attributed)
+        dls_env_facts(&e, it);
+    else
+        memset(it, 0, sizeof *it);
+}
+
+void dls_resolver_attribute_scratch(const dls_resolver *r, uint8_t *scratch, bool batches,
+                                    const uint8_t *rec, size_t n, dls_attribution *a,
+                                    dls_facts *it)
+{
+    dls_env e;
+    dls_env_parse(rec, n, &e);
+    attribute(r, scratch, false, &e, batches, a);
+    if (!it)
+        return;
+    if (a->attributed && batches)
         dls_env_facts(&e, it);
     else
         memset(it, 0, sizeof *it);

@@ -41,6 +41,7 @@
 #include "daolease/fact.h"
 #include "daolease/judge.h"
 #include "daolease/mark.h"
+#include "daolease/medium_impl.h"
 #include "daolease/stream.h"
 #include "audit/internal.h"
 
@@ -493,12 +494,156 @@ static void base_run(tw *t)
 
 /* ---- running the audit ------------------------------------------------------ */
 
+static void fp_point(FILE *f, const dls_audit_point *p)
+{
+    fprintf(f, " %" PRIu64 "/%" PRIu64 "/%" PRIu32, p->pass, p->reading, p->basis);
+}
+
+static void fp_bytes(FILE *f, dls_bytes b)
+{
+    fputc(' ', f);
+    for (size_t i = 0; i < b.n; i++)
+        fprintf(f, "%02x", b.p[i]);
+}
+
+static void fp_u64s(FILE *f, const char *what, const uint64_t *v, size_t n)
+{
+    fprintf(f, "\n%s", what);
+    for (size_t i = 0; i < n; i++)
+        fprintf(f, " %" PRIu64, v[i]);
+}
+
+/* Everything an audit answers (every lease, every summary member, every
+ * warning and detail line) as text: two audits answer the same when their
+ * texts are equal. The caller frees the text. */
+static char *audit_text(const dls_audit *a)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    assert_non_null(f);
+    for (size_t i = 0; i < dls_audit_lease_count(a); i++) {
+        const dls_audit_lease *l = dls_audit_lease_at(a, i);
+        fprintf(f, "lease %" PRIu64, l->lease);
+        fp_bytes(f, l->subject);
+        fp_bytes(f, l->holder);
+        fp_bytes(f, (dls_bytes){l->medium, DLS_MEDIUM_ID_LEN});
+        fprintf(f, " %d %" PRIu64 " %" PRIu64, (int)l->mode, l->duration_ns, l->max_ns);
+        fp_point(f, &l->granted);
+        fp_point(f, &l->due);
+        fp_point(f, &l->lapsed);
+        fprintf(f, " %d %" PRIu64 " %d %d %d %" PRIu64 " %" PRIu64 " %d %d %" PRIu32 " %" PRIu32
+                " %d", (int)l->due_cause, l->judge_due_pass, (int)l->judge_due_cause,
+                (int)l->lapsed_cause, (int)l->cause, l->renewals, l->late_renewals, l->released,
+                l->commit, l->due_mismatches, l->findings, (int)l->verdict);
+        for (uint64_t k = 0; l->renewal_points && k < l->renewals; k++)
+            fp_point(f, &l->renewal_points[k]);
+        fputc('\n', f);
+    }
+    const dls_audit_summary *s = dls_audit_summary_of(a);
+    fprintf(f, "sum %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64
+            " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64
+            " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64
+            " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64,
+            s->unjustified_lapse, s->due_mismatch, s->double_grant, s->journal,
+            s->journal_records, s->passes, s->last_pass, s->journal_forged, s->journal_malformed,
+            s->journal_defective, s->journal_ignored, s->grants, s->refusals, s->lapsed,
+            s->media_records, s->undrained_records, s->cadence_overruns, s->incomplete_position,
+            s->checkpoints_checked, s->checkpoints_mismatch, s->checkpoints_missing,
+            s->journal_first, s->start_checkpoint, s->not_audited_to, s->journal_missing_from,
+            s->journal_missing_to);
+    fp_point(f, &s->last_mark);
+    fprintf(f, "\nincomplete %s", s->incomplete ? s->incomplete : "-");
+    const dls_audit_count *counts[3] = {s->forged, s->defective, s->ignored};
+    size_t ns[3] = {s->n_forged, s->n_defective, s->n_ignored};
+    for (int k = 0; k < 3; k++)
+        for (size_t i = 0; i < ns[k]; i++)
+            fprintf(f, "\ncount %s %" PRIu64, counts[k][i].reason, counts[k][i].n);
+    for (size_t i = 0; i < s->n_forged_authors; i++)
+        fp_bytes(f, s->forged_authors[i]);
+    for (size_t i = 0; i < s->n_late_reclaims; i++)
+        fprintf(f, "\nlate %" PRIu64 " %" PRIu64 " %" PRIu64, s->late_reclaims[i].lease,
+                s->late_reclaims[i].due_pass, s->late_reclaims[i].lapsed_pass);
+    for (size_t i = 0; i < s->n_late_renewals; i++) {
+        fp_bytes(f, s->late_renewals[i].holder);
+        fprintf(f, " %" PRIu64, s->late_renewals[i].n);
+    }
+    for (size_t i = 0; i < s->n_due_mismatches; i++)
+        fprintf(f, "\nmismatch %" PRIu64 " %" PRIu64 " %d %d", s->due_mismatches[i].pass,
+                s->due_mismatches[i].lease, (int)s->due_mismatches[i].judge,
+                (int)s->due_mismatches[i].audit);
+    fp_u64s(f, "unflagged", s->cadence_overruns_unflagged, s->n_cadence_overruns_unflagged);
+    fp_u64s(f, "unver_passes", s->unverifiable_passes, s->n_unverifiable_passes);
+    fp_u64s(f, "unver_leases", s->unverifiable_leases, s->n_unverifiable_leases);
+    fp_u64s(f, "restarts", s->restarts, s->n_restarts);
+    fp_u64s(f, "basis_changes", s->basis_changes, s->n_basis_changes);
+    const dls_audit_span *spans[2] = {s->gaps, s->transport_errors};
+    size_t nsp[2] = {s->n_gaps, s->n_transport_errors};
+    for (int k = 0; k < 2; k++)
+        for (size_t i = 0; i < nsp[k]; i++)
+            fprintf(f, "\nspan%d %" PRIu64 " %02x %" PRIu64 " %" PRIu64, k, spans[k][i].pass,
+                    spans[k][i].medium[0], spans[k][i].from, spans[k][i].to);
+    for (size_t i = 0; i < s->n_bases; i++)
+        fprintf(f, "\nbasis %s %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64,
+                (const char *)s->bases[i].name.p, s->bases[i].min_reading,
+                s->bases[i].max_reading, s->bases[i].first_pass, s->bases[i].last_pass);
+    for (size_t i = 0; i < s->n_missing_media; i++)
+        fprintf(f, "\nmissing %02x", s->missing_media[i][0]);
+    for (size_t i = 0; i < s->n_unused_media; i++)
+        fprintf(f, "\nunused %zu", s->unused_media[i]);
+    for (size_t i = 0; i < s->n_warnings; i++)
+        fprintf(f, "\nwarning %s", s->warnings[i]);
+    for (size_t i = 0; i < s->n_failure_details; i++)
+        fprintf(f, "\ndetail %s", s->failure_details[i]);
+    fprintf(f, "\nexit %d\n", dls_audit_exit_status(a));
+    fclose(f);
+    return text;
+}
+
+/* The thread counts every library audit of this file is run with
+ * (docs/audit.md, Threads: the answers are the same for any count). */
+static const unsigned AUDIT_THREADS[] = {2, 4};
+
+/* au_run with settings `s` (NULL: the defaults) on one thread and again on
+ * 2 and 4 threads: every answer must be the same (docs/audit.md, Threads).
+ * Answers the one-thread run's rc and audit. */
+static int audit_threads(dls_audit **out, const dls_audit_settings *s, const au_hooks *hooks,
+                         dls_medium *journal, const char *grantor, dls_keyring *kr,
+                         const dls_audit_medium *media, size_t n_media, dls_where *w)
+{
+    dls_audit_settings set;
+    dls_audit_settings_default(&set);
+    if (s)
+        set = *s;
+    set.threads = 1;
+    int rc = au_run(out, &set, hooks, journal, grantor, kr, media, n_media, w);
+    char *one = rc ? NULL : audit_text(*out);
+    for (size_t k = 0; k < sizeof AUDIT_THREADS / sizeof AUDIT_THREADS[0]; k++) {
+        set.threads = AUDIT_THREADS[k];
+        dls_audit *b = NULL;
+        int rc2 = au_run(&b, &set, hooks, journal, grantor, kr, media, n_media, NULL);
+        assert_int_equal(rc2, rc);
+        if (!rc) {
+            char *more = audit_text(b);
+            if (strcmp(one, more)) {
+                print_message("--- 1 thread\n%s--- %u threads\n%s", one, AUDIT_THREADS[k], more);
+                fail_msg("the audit on %u threads differs from the audit on one",
+                         AUDIT_THREADS[k]);
+            }
+            free(more);
+        }
+        dls_audit_del(b);
+    }
+    free(one);
+    return rc;
+}
+
 static dls_audit *audit_of(tw *t, size_t n_media)
 {
     dls_audit_medium am[3] = {{t->m[0], NULL}, {t->m[1], NULL}, {t->m[2], NULL}};
     dls_audit *a = NULL;
     dls_where w = {0};
-    int rc = dls_audit_run(&a, NULL, t->j, "arbiter", t->kr, am, n_media, &w);
+    int rc = audit_threads(&a, NULL, NULL, t->j, "arbiter", t->kr, am, n_media, &w);
     if (rc)
         fail_msg("audit: %s (%s)", dls_strerror(rc), w.reason ? w.reason : "");
     return a;
@@ -614,7 +759,7 @@ static void test_vector_run_library(void **state)
     assert_int_equal(dls_keyring_load(&kr, p, NULL), 0);
     dls_audit_medium am[2] = {{e, NULL}, {w, NULL}};
     dls_audit *a = NULL;
-    assert_int_equal(dls_audit_run(&a, NULL, j, "arbiter", kr, am, 2, NULL), 0);
+    assert_int_equal(audit_threads(&a, NULL, NULL, j, "arbiter", kr, am, 2, NULL), 0);
     assert_int_equal(dls_audit_lease_count(a), 3);
     expect_lease(a, 1, 1, 9, 9, DLS_CAUSE_RELEASE, 0, DLS_AUDIT_OK);
     expect_lease(a, 2, 1, 8, 8, DLS_CAUSE_SILENCE, 1, DLS_AUDIT_OK);
@@ -1173,7 +1318,7 @@ static void test_journal_of_another_grantor(void **state)
     base_run(&t);
     dls_audit_medium am[2] = {{t.m[0], NULL}, {t.m[1], NULL}};
     dls_audit *a = NULL;
-    assert_int_equal(dls_audit_run(&a, NULL, t.j, "worker-east", t.kr, am, 2, NULL), 0);
+    assert_int_equal(audit_threads(&a, NULL, NULL, t.j, "worker-east", t.kr, am, 2, NULL), 0);
     const dls_audit_summary *s = dls_audit_summary_of(a);
     assert_int_equal(s->journal_forged, s->journal_records);
     assert_int_equal(s->journal, s->journal_records);
@@ -1351,7 +1496,7 @@ static void test_missing_and_unused_media(void **state)
     assert_int_equal(dls_ring_new(&t.m[THIRD], &ms), 0);
     dls_audit_medium am[2] = {{t.m[EAST], NULL}, {t.m[THIRD], NULL}};
     dls_audit *a = NULL;
-    assert_int_equal(dls_audit_run(&a, NULL, t.j, "arbiter", t.kr, am, 2, NULL), 0);
+    assert_int_equal(audit_threads(&a, NULL, NULL, t.j, "arbiter", t.kr, am, 2, NULL), 0);
     expect_failures(a, 0, 0, 0, 0);
     expect_lease(a, 2, 1, 8, 8, DLS_CAUSE_SILENCE, 0, DLS_AUDIT_UNVERIFIABLE);
     expect_lease(a, 1, 1, 9, 9, DLS_CAUSE_RELEASE, 0, DLS_AUDIT_OK);
@@ -1891,7 +2036,7 @@ static void test_medium_party(void **state)
 
     dls_audit_medium am[2] = {{t.m[EAST], "worker-east"}, {t.m[WEST], NULL}};
     dls_audit *a = NULL;
-    assert_int_equal(dls_audit_run(&a, NULL, t.j, "arbiter", t.kr, am, 2, NULL), 0);
+    assert_int_equal(audit_threads(&a, NULL, NULL, t.j, "arbiter", t.kr, am, 2, NULL), 0);
     expect_failures(a, 0, 0, 0, 0);
     /* both renewals came 2000 ms after the previous observation: late */
     expect_lease(a, 1, 1, 0, 0, DLS_CAUSE_NONE, 2, DLS_AUDIT_LIVE);
@@ -1990,7 +2135,7 @@ static void test_large_mark(void **state)
         assert_int_equal(dls_mark_encode_next(&m, &wr, buf, dls_mark_limit(7), &len), 0);
     }
     dls_audit *a = NULL;
-    assert_int_equal(dls_audit_run(&a, NULL, t.j, "arbiter", t.kr, am, N, NULL), 0);
+    assert_int_equal(audit_threads(&a, NULL, NULL, t.j, "arbiter", t.kr, am, N, NULL), 0);
     const dls_audit_summary *s = dls_audit_summary_of(a);
     assert_int_equal(s->passes, 2);
     assert_int_equal(s->n_unused_media, 0);
@@ -2953,21 +3098,32 @@ static void test_golden_transcripts(void **state)
             fail_msg("%s: missing (run with DLS_AUDIT_REGEN=1 to create it)", p);
         int want = atoi(st);
         free(st);
+        /* the default thread count (the cores online), then 1, 2 and 4:
+         * byte for byte the same output (docs/audit.md, Threads) */
+        static const char *const threads[] = {NULL, "1", "2", "4"};
         for (int json = 0; json < 2; json++) {
-            const char *argv[24];
-            golden_args(g, argv, json);
-            cli_out r = run_cli(dir, argv);
             snprintf(p, sizeof p, "%s/expect.%s", dir, json ? "jsonl" : "txt");
             char *expect = slurp(p, NULL);
             assert_non_null(expect);
-            if (strcmp(expect, r.out)) {
-                print_message("--- expected (%s)\n%s--- got\n%s", p, expect, r.out);
-                fail_msg("golden transcript %s differs", p);
+            for (size_t k = 0; k < sizeof threads / sizeof threads[0]; k++) {
+                const char *argv[24];
+                size_t n = golden_args(g, argv, json);
+                if (threads[k]) {
+                    argv[n++] = "--threads";
+                    argv[n++] = threads[k];
+                    argv[n] = NULL;
+                }
+                cli_out r = run_cli(dir, argv);
+                if (strcmp(expect, r.out)) {
+                    print_message("--- expected (%s)\n%s--- got (--threads %s)\n%s", p, expect,
+                                  threads[k] ? threads[k] : "default", r.out);
+                    fail_msg("golden transcript %s differs", p);
+                }
+                if (r.status != want)
+                    fail_msg("%s: exit %d, expected %d", g->name, r.status, want);
+                cli_free(&r);
             }
-            if (r.status != want)
-                fail_msg("%s: exit %d, expected %d", g->name, r.status, want);
             free(expect);
-            cli_free(&r);
         }
     }
 }
@@ -3198,7 +3354,7 @@ static dls_audit *ckr_audit(ckr *c, const char *journal, const char *ckpt)
     set.checkpoints = ckpt;
     dls_audit *a = NULL;
     dls_where w = {0};
-    int rc = dls_audit_run(&a, &set, j, "arbiter", c->t.kr, &am, 1, &w);
+    int rc = audit_threads(&a, &set, NULL, j, "arbiter", c->t.kr, &am, 1, &w);
     if (rc)
         fail_msg("dls_audit_run: %s (%s)", dls_strerror(rc), w.reason ? w.reason : "");
     dls_medium_del(east);
@@ -3835,12 +3991,445 @@ static void test_audit_unreadable_checkpoint_is_incomplete(void **state)
     ckr_fini(&c);
 }
 
+/* ---- an incremental audit (docs/audit.md, "Auditing only what is new") ------- */
+
+static dls_audit *ckr_audit_from(ckr *c, const char *ckpt, uint64_t from)
+{
+    dls_medium *j = NULL, *east = NULL;
+    assert_int_equal(dls_medium_open(&j, c->jseg, DLS_OPEN_READ, NULL, NULL), 0);
+    assert_int_equal(dls_medium_open(&east, c->east, DLS_OPEN_READ, NULL, NULL), 0);
+    dls_audit_medium am = {east, NULL};
+    dls_audit_settings set;
+    dls_audit_settings_default(&set);
+    set.checkpoints = ckpt;
+    set.from_checkpoint = from;
+    dls_audit *a = NULL;
+    dls_where w = {0};
+    int rc = audit_threads(&a, &set, NULL, j, "arbiter", c->t.kr, &am, 1, &w);
+    if (rc)
+        fail_msg("dls_audit_run: %s (%s)", dls_strerror(rc), w.reason ? w.reason : "");
+    dls_medium_del(east);
+    dls_medium_del(j);
+    return a;
+}
+
+/* Every lease the incremental audit `a` (from checkpoint pass `n`) reports
+ * agrees with the full audit `full`: its lapse (pass, cause), verdict and,
+ * granted after n, its grant; and every lease of the full audit that was
+ * granted after n, or still live at n, is in `a`. */
+static void expect_same_range(const dls_audit *a, const dls_audit *full, uint64_t n)
+{
+    size_t from_ck = 0, want = 0;
+    for (size_t i = 0; i < dls_audit_lease_count(a); i++) {
+        const dls_audit_lease *l = dls_audit_lease_at(a, i);
+        const dls_audit_lease *f = lease_of(full, l->lease);
+        assert_int_equal(l->lapsed.pass, f->lapsed.pass);
+        assert_int_equal(l->lapsed_cause, f->lapsed_cause);
+        assert_int_equal(l->verdict, f->verdict);
+        assert_int_equal(l->due.pass, f->due.pass > n ? f->due.pass : l->due.pass);
+        if (l->findings & DLS_AUDIT_F_FROM_CHECKPOINT) {
+            from_ck++;
+            assert_int_equal(l->granted.pass, 0);
+            assert_true(f->granted.pass <= n);
+        } else {
+            assert_int_equal(l->granted.pass, f->granted.pass);
+            assert_true(l->granted.pass > n);
+        }
+    }
+    for (size_t i = 0; i < dls_audit_lease_count(full); i++) {
+        const dls_audit_lease *f = dls_audit_lease_at(full, i);
+        want += f->granted.pass > n || !f->lapsed.pass || f->lapsed.pass > n;
+    }
+    assert_int_equal(dls_audit_lease_count(a), want);
+    (void)from_ck;
+}
+
+/* docs/audit.md, "Auditing only what is new"; judge.md rev 4, Checkpoints,
+ * Audit: on a judge's run with a checkpoint every 9 passes and a restart,
+ * the audit from each committed checkpoint (and from the newest, asked
+ * without a pass) verifies its commit and digest, starts from its state,
+ * names it, replays only the journal after it, and gives the same verdicts
+ * as the full audit for every lease of the audited range; a pass that is
+ * not a checkpoint, a missing folder and a file that differs from its
+ * commit leave the audit incomplete (exit status 3), nothing replayed. */
+static void test_audit_from_checkpoint(void **state)
+{
+    (void)state;
+    ckr c;
+    ckr_run(&c);
+    dls_audit *full = ckr_audit(&c, c.jseg, c.ckpt);
+    expect_failures(full, 0, 0, 0, 0);
+    const dls_audit_summary *fs = dls_audit_summary_of(full);
+    assert_true(c.nck >= 3);
+    for (size_t k = 0; k <= c.nck; k++) {
+        uint64_t from = k < c.nck ? c.ck[k].pass : DLS_AUDIT_NEWEST_CHECKPOINT;
+        size_t e = k < c.nck ? k : c.nck - 1;
+        dls_audit *a = ckr_audit_from(&c, c.ckpt, from);
+        const dls_audit_summary *s = dls_audit_summary_of(a);
+        expect_failures(a, 0, 0, 0, 0);
+        assert_null(s->incomplete);
+        assert_int_equal(s->start_checkpoint, c.ck[e].pass);
+        assert_int_equal(s->not_audited_to, c.ck[e].journal_next);
+        assert_int_equal(s->journal_first, 0);
+        assert_int_equal(s->last_pass, fs->last_pass);
+        assert_int_equal(s->checkpoints_checked, c.nck - e);
+        assert_true(s->journal_records < fs->journal_records);
+        assert_true(s->media_records <= fs->media_records);
+        expect_same_range(a, full, c.ck[e].pass);
+        dls_audit_del(a);
+    }
+    dls_audit_del(full);
+
+    /* not a checkpoint's pass; no folder: incomplete, nothing replayed */
+    dls_audit *a = ckr_audit_from(&c, c.ckpt, c.ck[0].pass + 1);
+    assert_non_null(dls_audit_summary_of(a)->incomplete);
+    assert_non_null(strstr(dls_audit_summary_of(a)->incomplete, "cannot be the start"));
+    assert_int_equal(dls_audit_summary_of(a)->journal_records, 0);
+    assert_int_equal(dls_audit_exit_status(a), 3);
+    dls_audit_del(a);
+    a = ckr_audit_from(&c, NULL, DLS_AUDIT_NEWEST_CHECKPOINT);
+    assert_non_null(strstr(dls_audit_summary_of(a)->incomplete, "needs the checkpoint folder"));
+    assert_int_equal(dls_audit_exit_status(a), 3);
+    dls_audit_del(a);
+
+    /* the newest checkpoint's file damaged: asked by its pass, a mismatch
+     * and incomplete; asked as the newest, the one before is the start */
+    uint64_t newest = c.ck[c.nck - 1].pass;
+    char pass[32];
+    snprintf(pass, sizeof pass, "%020" PRIu64, newest);
+    DIR *d = opendir(c.ckpt);
+    assert_non_null(d);
+    struct dirent *de;
+    int cut = 0;
+    while ((de = readdir(d)) != NULL) {
+        if (!strstr(de->d_name, pass))
+            continue;
+        char p[900];
+        snprintf(p, sizeof p, "%s/%s", c.ckpt, de->d_name);
+        struct stat st;
+        assert_int_equal(stat(p, &st), 0);
+        assert_int_equal(truncate(p, st.st_size - 1), 0);
+        cut++;
+    }
+    closedir(d);
+    assert_int_equal(cut, 1);
+    a = ckr_audit_from(&c, c.ckpt, newest);
+    assert_non_null(dls_audit_summary_of(a)->incomplete);
+    assert_int_equal(dls_audit_exit_status(a), 3);
+    dls_audit_del(a);
+    a = ckr_audit_from(&c, c.ckpt, DLS_AUDIT_NEWEST_CHECKPOINT);
+    /* the damaged file is a mismatch (tried as the start, and again when
+     * the replay meets its commit record): a journal failure */
+    assert_int_equal(dls_audit_summary_of(a)->start_checkpoint, c.ck[c.nck - 2].pass);
+    assert_true(dls_audit_summary_of(a)->checkpoints_mismatch >= 1);
+    assert_null(dls_audit_summary_of(a)->incomplete);
+    assert_int_equal(dls_audit_exit_status(a), 1);
+    dls_audit_del(a);
+    ckr_fini(&c);
+}
+
+/* cli.md `audit`, docs/audit.md "Auditing only what is new": the binary
+ * with --from-checkpoint (the newest) and --from-checkpoint N names the
+ * checkpoint it started at and exits 0 on a clean run; a bad N is usage. */
+static void test_audit_cli_from_checkpoint(void **state)
+{
+    (void)state;
+    ckr c;
+    ckr_run(&c);
+    char kr[512];
+    snprintf(kr, sizeof kr, "%s/keyring", c.dir);
+    write_keyring(&c.t, kr);
+    char n[32];
+    snprintf(n, sizeof n, "%" PRIu64, c.ck[1].pass);
+    const char *argv[] = {"daolease", "audit", "--journal", c.jseg, "--grantor", "arbiter",
+                          "--keyring", kr, "--media", c.east, "--checkpoints", c.ckpt,
+                          "--from-checkpoint", n, NULL, NULL};
+    for (int newest = 0; newest < 2; newest++) {
+        if (newest)
+            argv[13] = NULL;
+        uint64_t at = newest ? c.ck[c.nck - 1].pass : c.ck[1].pass;
+        cli_out r = run_cli(NULL, argv);
+        if (r.status != 0)
+            fail_msg("exit %d\n%s%s", r.status, r.out, r.err);
+        char want[200];
+        snprintf(want, sizeof want, "(passes up to %" PRIu64 "): the audit starts at checkpoint %"
+                 PRIu64 " (--from-checkpoint)", at, at);
+        if (!strstr(r.out, want))
+            fail_msg("no '%s' in:\n%s", want, r.out);
+        cli_free(&r);
+    }
+    argv[13] = "x7";
+    cli_out r = run_cli(NULL, argv);
+    assert_int_equal(r.status, 2);
+    assert_non_null(strstr(r.err, "--from-checkpoint 'x7'"));
+    cli_free(&r);
+    ckr_fini(&c);
+}
+
+/* ---- threads on bad input (docs/audit.md, Threads) --------------------------- */
+
+/* A medium that vanishes while it is read: each cursor answers the inner
+ * medium's records for `budget` OK reads, then transport-error for good. */
+typedef struct vanish {
+    dls_medium *inner;
+    unsigned budget;
+} vanish;
+
+typedef struct vanish_cur {
+    dls_cursor *c;
+    unsigned left;
+} vanish_cur;
+
+static int vanish_append_batch(void *impl, const uint8_t *const *recs, const size_t *lens,
+                               size_t count, uint64_t *first, dls_where *w)
+{
+    (void)impl, (void)recs, (void)lens, (void)count, (void)first, (void)w;
+    return DLS_ERR_STATE;
+}
+
+static int vanish_cursor_new(void *impl, uint64_t from, void **cimpl)
+{
+    vanish *v = impl;
+    vanish_cur *c = calloc(1, sizeof *c);
+    if (!c)
+        return DLS_ERR_NOMEM;
+    int rc = dls_cursor_new(&c->c, v->inner, from);
+    if (rc) {
+        free(c);
+        return rc;
+    }
+    c->left = v->budget;
+    *cimpl = c;
+    return 0;
+}
+
+static dls_next vanish_cursor_next(void *cimpl, dls_record *rec, dls_where *w)
+{
+    vanish_cur *c = cimpl;
+    if (!c->left) {
+        if (w)
+            w->reason = "the medium vanished";
+        return DLS_NEXT_ERROR;
+    }
+    dls_next r = dls_cursor_next(c->c, rec, w);
+    if (r == DLS_NEXT_OK)
+        c->left--;
+    return r;
+}
+
+static void vanish_cursor_del(void *cimpl)
+{
+    vanish_cur *c = cimpl;
+    dls_cursor_del(c->c);
+    free(c);
+}
+
+static void vanish_del(void *impl)
+{
+    free(impl);
+}
+
+static const dls_medium_ops VANISH_OPS = {
+    .kind_name = "vanishing",
+    .append_batch = vanish_append_batch,
+    .cursor_new = vanish_cursor_new,
+    .cursor_next = vanish_cursor_next,
+    .cursor_del = vanish_cursor_del,
+    .del = vanish_del,
+};
+
+static dls_medium *vanishing(dls_medium *inner, unsigned budget)
+{
+    vanish *v = calloc(1, sizeof *v);
+    assert_non_null(v);
+    v->inner = inner;
+    v->budget = budget;
+    dls_medium_info info = {DLS_MEDIUM_RING, DLS_RETAIN_ALL, DLS_SYNC_NONE, DLS_OPEN_READ,
+                            {0}, "vanishing"};
+    memcpy(info.id, dls_medium_id(inner), DLS_MEDIUM_ID_LEN);
+    dls_medium *m = NULL;
+    assert_int_equal(dls_medium_wrap(&m, &VANISH_OPS, v, &info), 0);
+    return m;
+}
+
+/* docs/audit.md, Threads: a lease-fact medium or a journal that stops
+ * answering part-way (transport-error at its k-th record) gives the same
+ * verdicts, reports and exit status on 1, 2 and 4 threads (audit_threads
+ * compares every answer), and the audit ends. */
+static void test_threads_medium_vanishes(void **state)
+{
+    (void)state;
+    tw t;
+    tw_open(&t, NULL, MK_RING, 0);
+    base_run(&t);
+    static const unsigned budgets[] = {0, 1, 2, 3, 4}; /* east holds 5 drained records */
+    for (size_t k = 0; k < sizeof budgets / sizeof budgets[0]; k++) {
+        /* worker-east vanishes */
+        dls_medium *east = vanishing(t.m[EAST], budgets[k]);
+        dls_audit_medium am[2] = {{east, NULL}, {t.m[WEST], NULL}};
+        dls_audit *a = NULL;
+        assert_int_equal(audit_threads(&a, NULL, NULL, t.j, "arbiter", t.kr, am, 2, NULL), 0);
+        const dls_audit_summary *s = dls_audit_summary_of(a);
+        bool said = false;
+        for (size_t i = 0; i < s->n_warnings; i++)
+            said = said || strstr(s->warnings[i], "the medium vanished");
+        assert_true(said);
+        assert_true(s->n_unverifiable_leases > 0);
+        dls_audit_del(a);
+        dls_medium_del(east);
+        /* the journal vanishes: incomplete, exit status 3 */
+        dls_medium *j = vanishing(t.j, budgets[k] * 2);
+        dls_audit_medium am2[2] = {{t.m[EAST], NULL}, {t.m[WEST], NULL}};
+        assert_int_equal(audit_threads(&a, NULL, NULL, j, "arbiter", t.kr, am2, 2, NULL), 0);
+        assert_non_null(dls_audit_summary_of(a)->incomplete);
+        assert_int_equal(dls_audit_exit_status(a), 3);
+        dls_audit_del(a);
+        dls_medium_del(j);
+    }
+    tw_close(&t);
+}
+
+/* docs/audit.md, Threads; stream-format.md, Readers (a torn tail): copies of
+ * the vectors' media and journal cut in the middle of a record, and one
+ * with a forged record appended, audited by the binary with --threads 1, 2
+ * and 4: the same output byte for byte and the same exit status. */
+static void test_threads_cli_bad_input(void **state)
+{
+    (void)state;
+    char run[512], tmp[512], p[1200];
+    snprintf(run, sizeof run, "%s/run", vectors());
+    tmpdir(tmp, sizeof tmp);
+    static const char *const files[] = {"journal.dls", "worker-east.dls", "worker-west.dls"};
+    /* cut: 0 none, else the file whose copy is cut at 1/3 and 2/3 */
+    for (int cut = 0; cut <= 3; cut++) {
+        for (int third = 1; third <= (cut ? 2 : 1); third++) {
+            for (int i = 0; i < 3; i++) {
+                snprintf(p, sizeof p, "%s/%s", run, files[i]);
+                size_t n;
+                char *text = slurp(p, &n);
+                assert_non_null(text);
+                if (cut == i + 1)
+                    n = n * (size_t)third / 3;
+                snprintf(p, sizeof p, "%s/%s", tmp, files[i]);
+                FILE *f = fopen(p, "we");
+                assert_non_null(f);
+                assert_int_equal(fwrite(text, 1, n, f), n);
+                fclose(f);
+                free(text);
+            }
+            char kr[1200];
+            snprintf(kr, sizeof kr, "%s/keyring", run);
+            char *first = NULL;
+            int first_status = -1;
+            static const char *const threads[] = {"1", "2", "4"};
+            for (size_t k = 0; k < 3; k++) {
+                cli_out r = run_cli(tmp, (const char *[]){"daolease", "audit", "--journal",
+                    "journal.dls", "--grantor", "arbiter", "--keyring", kr, "--media",
+                    "worker-east.dls", "worker-west.dls", "--json", "--threads", threads[k],
+                    NULL});
+                assert_true(r.status == 0 || r.status == 1 || r.status == 3);
+                if (!first) {
+                    first = strdup(r.out);
+                    first_status = r.status;
+                } else {
+                    if (strcmp(first, r.out))
+                        fail_msg("cut %d/%d: --threads %s differs from --threads 1", cut, third,
+                                 threads[k]);
+                    assert_int_equal(r.status, first_status);
+                }
+                cli_free(&r);
+            }
+            free(first);
+        }
+    }
+    rm_rf(tmp);
+}
+
+/* docs/audit.md, Threads; cli.md `demo`: a demo run (a judge and agent
+ * processes, one killed mid-work) audited with --json on 1, 2 and 4
+ * threads: byte for byte the same output, exit 0. */
+static void test_threads_demo_run(void **state)
+{
+    (void)state;
+    char tmp[512], run[600];
+    tmpdir(tmp, sizeof tmp);
+    snprintf(run, sizeof run, "%s/demo", tmp);
+    cli_out r = run_cli(NULL, (const char *[]){"daolease", "demo", "--dir", run, "--agents", "3",
+                                               "--items", "6", "--kill", "1", NULL});
+    if (r.status != 0)
+        fail_msg("demo exit %d\n%s%s", r.status, r.out, r.err);
+    cli_free(&r);
+    char *first = NULL;
+    static const char *const threads[] = {"1", "2", "4"};
+    for (size_t k = 0; k < 3; k++) {
+        r = run_cli(run, (const char *[]){"daolease", "audit", "--journal", "journal.dls",
+                                          "--grantor", "arbiter", "--keyring", "keyring",
+                                          "--media", "agent-1.dls", "agent-2.dls", "agent-3.dls",
+                                          "--json", "--threads", threads[k], NULL});
+        if (r.status != 0)
+            fail_msg("audit of the demo, --threads %s: exit %d\n%s", threads[k], r.status, r.err);
+        assert_non_null(strstr(r.out, "\"summary\""));
+        if (!first)
+            first = strdup(r.out);
+        else if (strcmp(first, r.out))
+            fail_msg("the demo's audit on --threads %s differs from --threads 1", threads[k]);
+        cli_free(&r);
+    }
+    free(first);
+    rm_rf(tmp);
+}
+
+/* docs/audit.md, Threads, on the checkpoint fixture: a journal with a hole
+ * and its front trimmed, and the checkpoint the audit would start from
+ * truncated to half its length: ckr_audit compares 1, 2 and 4 threads. */
+static void test_threads_truncated_checkpoint(void **state)
+{
+    (void)state;
+    ckr c;
+    ckr_run(&c);
+    uint64_t first = ckr_trim(c.jseg, c.ck[1].journal_next);
+    assert_true(first > 0);
+    size_t start = ckr_covering(&c, first);
+    dls_audit *a = ckr_audit(&c, c.jseg, c.ckpt);
+    assert_int_equal(dls_audit_summary_of(a)->start_checkpoint, c.ck[start].pass);
+    dls_audit_del(a);
+    /* truncate every checkpoint file of that pass */
+    char pass[32];
+    snprintf(pass, sizeof pass, "%" PRIu64, c.ck[start].pass);
+    DIR *d = opendir(c.ckpt);
+    assert_non_null(d);
+    struct dirent *e;
+    int cut = 0;
+    while ((e = readdir(d)) != NULL) {
+        if (e->d_name[0] == '.' || !strstr(e->d_name, pass))
+            continue;
+        char p[900];
+        snprintf(p, sizeof p, "%s/%s", c.ckpt, e->d_name);
+        struct stat st;
+        assert_int_equal(stat(p, &st), 0);
+        assert_int_equal(truncate(p, st.st_size / 2), 0);
+        cut++;
+    }
+    closedir(d);
+    assert_true(cut > 0);
+    a = ckr_audit(&c, c.jseg, c.ckpt);
+    assert_true(dls_audit_summary_of(a)->start_checkpoint != c.ck[start].pass);
+    dls_audit_del(a);
+    ckr_fini(&c);
+}
+
 int main(void)
 {
     if (sodium_init() < 0)
         return 1;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_vector_run_library),
+        cmocka_unit_test(test_threads_medium_vanishes),
+        cmocka_unit_test(test_threads_cli_bad_input),
+        cmocka_unit_test(test_threads_truncated_checkpoint),
+        cmocka_unit_test(test_threads_demo_run),
+        cmocka_unit_test(test_audit_from_checkpoint),
+        cmocka_unit_test(test_audit_cli_from_checkpoint),
         cmocka_unit_test(test_vector_run_cli),
         cmocka_unit_test(test_vector_run_batch),
         cmocka_unit_test(test_writer_reproduces_vectors),

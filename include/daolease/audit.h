@@ -285,6 +285,9 @@ typedef struct dls_audit_medium {
  *                               dls_audit_lease.renewal_points — the SVG's
  *                               ticks; memory grows with the renewals)
  *   checkpoints          NULL  (no checkpoint folder)
+ *   threads              1     (threads verifying records, the caller's
+ *                               included: see below)
+ *   from_checkpoint      0     (audit from the journal's start)
  */
 typedef struct dls_audit_settings {
     size_t max_media;
@@ -297,7 +300,32 @@ typedef struct dls_audit_settings {
      * there (dls_audit_summary.start_checkpoint). Without it such a journal
      * is a `journal` failure (the gap not covered by a checkpoint). */
     const char *checkpoints;
+    /* Threads that verify records (docs/audit.md, "Threads"): 0 or 1, the
+     * calling thread alone; N > 1, N - 1 POSIX threads started for the call
+     * and joined before it returns, that verify the signatures and MACs of
+     * records read ahead of the replay (a bounded window: at most 256
+     * records or 1 MiB per medium being read, and the journal), while the
+     * calling thread reads every medium and applies the records in order.
+     * Attribution depends only on a record's bytes, its medium and the
+     * keyring, which must not change during the call; everything else (the
+     * ledger, replayed seqs, every count) stays on the calling thread, so
+     * the results are identical for any number of threads. */
+    unsigned threads;
+    /* An incremental audit (docs/audit.md, "Auditing only what is new"):
+     * 0 (default) audits from the journal's first retained record;
+     * N > 0 starts from the committed checkpoint of pass N in
+     * `checkpoints` (required), DLS_AUDIT_NEWEST_CHECKPOINT from the newest
+     * one that can be used — exactly as a journal whose first records are
+     * gone is audited (its commit record and digest verified, its state
+     * loaded, the history before it reported as not audited:
+     * summary.start_checkpoint names it). A checkpoint that cannot be used
+     * (none committed, N not committed or before the retained journal,
+     * N's file differing from its commit: a checkpoint mismatch) leaves the
+     * audit incomplete, with the reason, and nothing replayed. */
+    uint64_t from_checkpoint;
 } dls_audit_settings;
+
+#define DLS_AUDIT_NEWEST_CHECKPOINT UINT64_MAX
 
 DLS_EXPORT void dls_audit_settings_default(dls_audit_settings *s);
 

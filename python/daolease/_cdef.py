@@ -644,6 +644,8 @@ typedef struct dls_audit_settings {
     size_t max_media;
     bool keep_renewal_points;
     const char *checkpoints;
+    unsigned threads;
+    uint64_t from_checkpoint;
 } dls_audit_settings;
 void dls_audit_settings_default(dls_audit_settings *s);
 typedef struct dls_audit dls_audit;
