@@ -20,6 +20,7 @@
 #include "cli/cli.h"
 #include "cli/config.h"
 #include "cli/media.h"
+#include "cli/observe/live.h"
 #include "cli/proc.h"
 #include "daolease/checkpoint.h"
 #include "daolease/jetstream.h"
@@ -28,7 +29,7 @@
 
 static const char usage_text[] =
     "usage: daolease judge --config FILE [--passes N] [--create]\n"
-    "                      [--lost-ledger INVENTORY --floor N]\n\n"
+    "                      [--lost-ledger INVENTORY --floor N] [--http ADDR:PORT]\n\n"
     "Runs a judge over the configured journal and lease-fact media, one pass\n"
     "at least every cadence, until SIGINT or SIGTERM (or N passes with a now).\n"
     "Reclaims are reported on stdout; a status line is printed every second.\n\n"
@@ -44,7 +45,10 @@ static const char usage_text[] =
     "                  each resource of INVENTORY (JSON Lines: subject, holder,\n"
     "                  lease, medium), reading every medium from its end\n"
     "  --floor N       with --lost-ledger: the largest lease id the lost journal\n"
-    "                  minted; new ids start at N + 1\n";
+    "                  minted; new ids start at N + 1\n"
+    "  --http ADDR:PORT  serve the live page, /status.json and /metrics, read-only\n"
+    "                  (also \"http\" in the config; loopback only unless\n"
+    "                  \"http_public\": true; docs/observe.md)\n";
 
 struct judge_opts {
     const char *config;
@@ -53,6 +57,7 @@ struct judge_opts {
     const char *inventory;
     bool has_floor;
     uint64_t floor;
+    const char *http;      /* --http ADDR:PORT (docs/observe.md) */
 };
 
 struct judge_proc {
@@ -68,12 +73,14 @@ struct judge_proc {
     bool tty;
     const struct judge_opts *o;
     char *ckdir;           /* checkpoints (docs/checkpoints.md); NULL: none */
+    obs_live *obs;         /* the HTTP endpoint (docs/observe.md); NULL: none */
 };
 
 static int on_reclaim(void *user, dls_bytes subject, uint64_t lease, dls_cause cause,
                       bool commit)
 {
-    (void)user;
+    struct judge_proc *p = user;
+    obs_live_lapsed(p->obs, p->judge, subject, lease, cause);
     dls_jbuf b = {0};
     dls_jbuf_puts(&b, "{\"reclaim\": ");
     dls_jbuf_uint(&b, lease);
@@ -88,6 +95,12 @@ static int on_reclaim(void *user, dls_bytes subject, uint64_t lease, dls_cause c
     fflush(stdout);
     dls_jbuf_free(&b);
     return DLS_RECLAIM_DONE;
+}
+
+static void on_granted(void *user, const dls_judge_lease_info *lease)
+{
+    struct judge_proc *p = user;
+    obs_live_granted(p->obs, lease);
 }
 
 static int open_media(struct judge_proc *p)
@@ -423,7 +436,7 @@ static int assemble(struct judge_proc *p)
     s.lost_ledger = p->o->inventory != NULL;
     s.lease_floor = p->o->floor;
     s.checkpoint_dir = p->ckdir = ck_folder(&p->cfg);
-    dls_judge_callbacks cb = {.reclaim = on_reclaim};
+    dls_judge_callbacks cb = {.reclaim = on_reclaim, .granted = on_granted};
     dls_where w = {0};
     rc = dls_judge_new(&p->judge, &s, &cb, p, &w);
     if (rc == DLS_ERR_JOURNAL_SHORT)
@@ -434,11 +447,14 @@ static int assemble(struct judge_proc *p)
         dls_cli_error("judge", "%s: %s", dls_medium_name(p->journal), w.reason ? w.reason : dls_strerror(rc));
     if (!rc && p->o->inventory)
         rc = lost_ledger(p);
+    if (!rc)
+        rc = obs_live_for_judge(&p->obs, p->o->http, &p->cfg, p->ckdir);
     return rc;
 }
 
 static void teardown(struct judge_proc *p)
 {
+    obs_live_stop(p->obs);
     dls_judge_del(p->judge);
     dls_cli_ticks_del(&p->ticks);
     for (size_t i = 0; i < p->cfg.n_media; i++) {
@@ -514,7 +530,9 @@ static int loop(struct judge_proc *p, uint64_t max_passes)
         if (dls_tick_now(p->ticks.adapter, &now))
             return DLS_EXIT_FAIL;
         dls_judge_pass_result r;
+        double t0 = obs_live_clock();
         int rc = dls_judge_pass(p->judge, &r);
+        double took = obs_live_clock() - t0;
         if (rc) {
             dls_cli_error("judge", "%s: pass: %s", dls_medium_name(p->journal), dls_strerror(rc));
             if (rc == DLS_ERR_JOURNAL_WRITE && dls_jetstream_is_exclusive(p->journal))
@@ -526,6 +544,8 @@ static int loop(struct judge_proc *p, uint64_t max_passes)
                 return DLS_EXIT_FAIL;
         }
         add(&t, &r);
+        if (p->obs)
+            obs_live_pass(p->obs, p->judge, &r, took, journal_bytes(p));
         ck_passes += r.has_now;
         if (maybe_checkpoint(p, &ck_passes, &ck_bytes)) {
             dls_cli_error("judge", "%s: the checkpoint's commit record was not appended",
@@ -578,6 +598,7 @@ int dls_cmd_judge(int argc, char **argv)
         {"create", no_argument, 0, 'C'},
         {"lost-ledger", required_argument, 0, 'L'},
         {"floor", required_argument, 0, 'F'},
+        {"http", required_argument, 0, 'H'},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0},
     };
@@ -600,6 +621,7 @@ int dls_cmd_judge(int argc, char **argv)
                 return usage_error("--floor wants a lease id (0 ... 2^63-1), not \"%s\"", optarg);
             o.has_floor = true;
             break;
+        case 'H': o.http = optarg; break;
         case 'h': fputs(usage_text, stdout); return DLS_EXIT_OK;
         default:
             return dls_cli_bad_option("judge", c, argv);

@@ -6,7 +6,8 @@ pkgs=(meson ninja-build pkg-config gcc clang libclang-rt-14-dev
       libmsgpack-dev libsodium-dev libcmocka-dev zlib1g-dev libdeflate-dev libjansson-dev
       libhiredis-dev redis-server libnats-dev nats-server python3 python3-msgpack python3-nacl
       python3-cffi python3-pytest python3-venv
-      valgrind jq)
+      valgrind jq
+      libmicrohttpd-dev chromium prometheus)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

@@ -371,6 +371,13 @@ typedef struct dls_judge_pass_result {
     uint64_t behind;          /* media not fully drained this pass: the drain
                                  budget (in facts) was used up with records
                                  left; listed in the mark's errors */
+    uint64_t renewals;        /* renewals counted for their lease (a seq
+                                 above the last, by its holder, on its
+                                 medium; judge.md, Evidence), late or not */
+    uint64_t late_reclaims;   /* leases lapsed at this pass that fell due at
+                                 an earlier one (their reclaim answered not
+                                 yet or failed before; judge.md, audit
+                                 reports: late reclaim) */
 } dls_judge_pass_result;
 
 /* Runs one pass (judge.md, The pass) and fills *r (optional).
