@@ -9,7 +9,7 @@
                    silence: '#1e88e5' };
   const CAUSES = ['release', 'cap', 'policy', 'silence'];
   const $ = (id) => document.getElementById(id);
-  const state = { offset: 0, filter: '', history: [], polls: 0 };
+  const state = { offset: 0, filter: '', history: [], polls: 0, shown: new Map() };
 
   function el(tag, cls, text) {
     const e = document.createElement(tag);
@@ -90,6 +90,11 @@
       const kind = e.kind === 'grant' ? 'grant' : e.cause || 'lapse';
       const li = el('li', 'event ' + e.kind + ' ' + kind);
       li.dataset.lease = e.lease;
+      // when this page first showed the event (tests measure the lag)
+      const key = e.kind + ':' + e.lease;
+      if (!state.shown.has(key)) state.shown.set(key, Date.now() / 1000);
+      li.dataset.shownUnix = state.shown.get(key).toFixed(3);
+      if (e.at_unix) li.dataset.atUnix = e.at_unix.toFixed(3);
       li.appendChild(el('span', 'chip c-' + kind, e.kind === 'grant' ? 'granted' : 'lapsed ' + kind));
       li.appendChild(document.createTextNode('lease ' + e.lease + ' · ' + eventSubject(e.subject) + ' · ' + e.holder));
       ol.appendChild(li);

@@ -163,6 +163,18 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
     return MHD_YES;
 }
 
+/* libmicrohttpd's unescaping, except that %00 becomes a control byte the
+ * path and argument checks refuse, instead of a NUL that would cut the
+ * text short ("/metrics%00.txt" must not be "/metrics"). */
+static size_t unescape(void *cls, struct MHD_Connection *c, char *s)
+{
+    (void)cls;
+    (void)c;
+    for (char *p = s; (p = strstr(p, "%00")) != NULL; p += 3)
+        memcpy(p, "%01", 3);
+    return MHD_http_unescape(s);
+}
+
 static bool loopback(const struct sockaddr *sa)
 {
     if (sa->sa_family == AF_INET)
@@ -243,6 +255,7 @@ int obs_http_start(obs_http **out, const char *sub, const char *ap, bool allow_p
                             MHD_OPTION_CONNECTION_TIMEOUT, OBS_HTTP_TIMEOUT_S,
                             MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)OBS_HTTP_MEMORY,
                             MHD_OPTION_THREAD_POOL_SIZE, 2u,
+                            MHD_OPTION_UNESCAPE_CALLBACK, unescape, NULL,
                             MHD_OPTION_END);
     freeaddrinfo(ai);
     if (!h->d) {

@@ -120,8 +120,10 @@ void obs_live_granted(obs_live *o, const dls_judge_lease_info *l)
 {
     if (!o)
         return;
-    obs_event_set(push_event(o), DLS_STATUS_GRANT, l->tenure_start, l->lease, DLS_CAUSE_NONE,
-                  l->subject, l->holder);
+    obs_event *e = push_event(o);
+    obs_event_set(e, DLS_STATUS_GRANT, l->tenure_start, l->lease, DLS_CAUSE_NONE, l->subject,
+                  l->holder);
+    e->at_unix = unix_now();
 }
 
 void obs_live_lapsed(obs_live *o, dls_judge *j, dls_bytes subject, uint64_t lease,
@@ -294,8 +296,12 @@ void obs_live_pass(obs_live *o, dls_judge *j, const dls_judge_pass_result *r,
     if (!o)
         return;
     count(&o->c, r, pass_seconds);
-    for (size_t k = 0; k < o->unstamped; k++) /* this pass's lapses: its now */
-        o->ring[(o->head + o->n - 1 - k) % OBS_EVENTS].at = r->now;
+    double wall = unix_now();
+    for (size_t k = 0; k < o->unstamped; k++) { /* this pass's lapses: its now */
+        obs_event *e = &o->ring[(o->head + o->n - 1 - k) % OBS_EVENTS];
+        e->at = r->now;
+        e->at_unix = wall;
+    }
     o->unstamped = 0;
     if (r->has_now) {
         o->last = *r;

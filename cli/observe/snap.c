@@ -180,6 +180,8 @@ static int render_events(const obs_ledger *s, dls_jbuf *b)
                                                             : ", \"kind\": \"lapse\"");
         rc |= dls_jbuf_puts(b, ", \"lease\": ");
         rc |= dls_jbuf_uint(b, e->lease);
+        if (e->at_unix > 0)
+            rc |= put_f(b, ", \"at_unix\": %.3f", e->at_unix);
         if (e->kind == DLS_STATUS_LAPSE && e->cause && cause_names[e->cause]) {
             rc |= dls_jbuf_puts(b, ", \"cause\": \"");
             rc |= dls_jbuf_puts(b, cause_names[e->cause]);

@@ -31,6 +31,7 @@ extern const double obs_pass_bounds[OBS_PASS_BUCKETS];
 typedef struct obs_event {
     uint64_t at;              /* the judge's now (its ticks) */
     uint64_t lease;
+    double at_unix;           /* the host clock at the pass (0: unknown) */
     uint8_t kind;             /* DLS_STATUS_GRANT or DLS_STATUS_LAPSE */
     uint8_t cause;            /* lapses: dls_cause */
     char subject[OBS_EVENT_TEXT + 4]; /* JSON text of the subject, cut at
