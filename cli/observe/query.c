@@ -143,10 +143,12 @@ int obs_query_set(obs_query *q, const char *key, const char *value, const char *
         return 0;
     }
     if (!strcmp(key, "limit")) {
-        if (decimal(value, OBS_LIMIT_MAX, &q->limit) || q->limit == 0) {
+        uint64_t v;
+        if (decimal(value, OBS_LIMIT_MAX, &v) || v == 0) {
             *why = "limit must be a decimal number 1 ... 100000";
             return 400;
         }
+        q->limit = v;
         return 0;
     }
     if (!strcmp(key, "q")) {
