@@ -91,14 +91,14 @@ int obs_files_snapshot(const dls_status_args *a, obs_snap **out)
                           .event = on_event};
     int code = dls_status_scan(a, &v);
     if (code == DLS_EXIT_OK) {
-        g->events = malloc((r->n ? r->n : 1) * sizeof *g->events);
-        if (!g->events) {
+        s->events = malloc((r->n ? r->n : 1) * sizeof *s->events);
+        if (!s->events) {
             dls_cli_error(a->sub, "%s: out of memory", a->journal);
             code = DLS_EXIT_FAIL;
         } else {
             for (size_t i = 0; i < r->n; i++)
-                g->events[i] = r->ring[(r->head + i) % OBS_EVENTS];
-            g->nevents = r->n;
+                s->events[i] = r->ring[(r->head + i) % OBS_EVENTS];
+            s->nevents = r->n;
         }
     }
     s->journal_bytes = size_on_disk(a->journal);

@@ -15,11 +15,14 @@
 #include "daolease/checkpoint.h"
 #include "daolease/judge_view.h"
 
-/* docs/observe.md, Freshness: counters and gauges are published after
- * every pass; the ledger (every live lease copied) is rebuilt at most
+/* docs/observe.md, Freshness: counters, gauges and the recent events are
+ * published after every pass; the ledger (every live lease copied) is rebuilt at most
  * FRESH_NS apart while someone read within WATCHED_NS or while fewer than
  * SMALL leases are live, else every IDLE_NS. */
 #define SMALL 10000
+/* ... and never more often than every BUILD_SHARE times its last build's
+ * duration: the copy takes at most 2 % of the judge's thread. */
+#define BUILD_SHARE 50
 #define FRESH_NS (250ull * 1000 * 1000)
 #define WATCHED_NS (30ull * 1000 * 1000 * 1000)
 #define IDLE_NS (5ull * 1000 * 1000 * 1000)
@@ -36,6 +39,7 @@ struct obs_live {
     size_t head, n;
     size_t unstamped;           /* lapses of the running pass, stamped after it */
     uint64_t last_build, last_wanted; /* host monotonic ns */
+    uint64_t build_ns;          /* what the last ledger build took */
     obs_ledger *ledger;         /* the last built (one reference) */
     /* the last pass's gauges */
     dls_judge_pass_result last;
@@ -222,6 +226,11 @@ static int fill(obs_live *o, dls_judge *j, obs_snap *s)
             s->media[i].failing = v.failing;
         }
     }
+    if (o->n && !(s->events = malloc(o->n * sizeof *s->events)))
+        return DLS_ERR_NOMEM;
+    for (size_t i = 0; i < o->n; i++)
+        s->events[i] = o->ring[(o->head + i) % OBS_EVENTS];
+    s->nevents = o->n;
     return 0;
 }
 
@@ -251,13 +260,6 @@ static obs_ledger *build_ledger(obs_live *o, dls_judge *j)
             return NULL;
         }
     }
-    if (o->n && !(g->events = malloc(o->n * sizeof *g->events))) {
-        obs_ledger_release(g);
-        return NULL;
-    }
-    for (size_t i = 0; i < o->n; i++)
-        g->events[i] = o->ring[(o->head + i) % OBS_EVENTS];
-    g->nevents = o->n;
     return g;
 }
 
@@ -265,12 +267,15 @@ static obs_ledger *build_ledger(obs_live *o, dls_judge *j)
 static int publish(obs_live *o, dls_judge *j, bool rebuild)
 {
     if (rebuild || !o->ledger) {
+        uint64_t start = mono_ns();
         obs_ledger *g = build_ledger(o, j);
         if (!g)
             return DLS_ERR_NOMEM; /* the previous one stays */
         obs_ledger_release(o->ledger);
         o->ledger = g;
-        o->last_build = mono_ns();
+        uint64_t t = mono_ns();
+        o->build_ns = t - start;
+        o->last_build = t;
         o->has_checkpoint = checkpoint_age(o, &o->checkpoint_age);
     }
     obs_snap *s = obs_snap_new("judge", o->ledger);
@@ -314,6 +319,8 @@ void obs_live_pass(obs_live *o, dls_judge *j, const dls_judge_pass_result *r,
     bool watched = (o->last_wanted && now - o->last_wanted < WATCHED_NS) ||
                    dls_judge_live(j) < SMALL;
     uint64_t every = watched ? FRESH_NS : IDLE_NS;
+    if (every < BUILD_SHARE * o->build_ns) /* its cost bounded: 1/BUILD_SHARE of the thread */
+        every = BUILD_SHARE * o->build_ns;
     /* counters every pass; the ledger when due (out of memory: the
      * previous snapshot stays) */
     publish(o, j, !o->ledger || now - o->last_build >= every);

@@ -33,7 +33,6 @@ void obs_ledger_release(obs_ledger *l)
         return;
     free(l->leases);
     free(l->arena);
-    free(l->events);
     free(l);
 }
 
@@ -56,6 +55,7 @@ void obs_snap_free(obs_snap *s)
         return;
     obs_ledger_release(s->ledger);
     free(s->media);
+    free(s->events);
     free(s);
 }
 
@@ -169,7 +169,7 @@ static int put_f(dls_jbuf *b, const char *fmt, double v)
     return dls_jbuf_put(b, t, (size_t)k);
 }
 
-static int render_events(const obs_ledger *s, dls_jbuf *b)
+static int render_events(const obs_snap *s, dls_jbuf *b)
 {
     int rc = dls_jbuf_puts(b, ", \"events\": [");
     for (size_t i = 0; i < s->nevents; i++) {
@@ -240,7 +240,7 @@ static int render_observe(const obs_snap *s, const obs_query *q, uint64_t matche
                                                    : ", \"failing\": false}");
     }
     rc |= dls_jbuf_puts(b, "]");
-    rc |= render_events(s->ledger, b);
+    rc |= render_events(s, b);
     return rc | dls_jbuf_puts(b, "}\n");
 }
 

@@ -66,9 +66,9 @@ typedef struct obs_lease {
     bool renewed, released, shared;
 } obs_lease;
 
-/* The ledger as `status --json` shows it, and the recent events: built
- * every few hundred milliseconds at most (copying every live lease), and
- * shared by the snapshots published in between. */
+/* The ledger as `status --json` shows it: rebuilt every few hundred
+ * milliseconds at most (copying every live lease), and shared by the
+ * snapshots published in between. */
 typedef struct obs_ledger {
     atomic_int refs;
     dls_status_summary sum;
@@ -76,8 +76,6 @@ typedef struct obs_ledger {
     size_t nleases, cap;
     uint8_t *arena;
     size_t an, acap;
-    obs_event *events;        /* oldest first */
-    size_t nevents;
 } obs_ledger;
 
 obs_ledger *obs_ledger_new(void);
@@ -101,6 +99,8 @@ typedef struct obs_snap {
     uint64_t cadence_ns;
     obs_medium *media;
     size_t nmedia;
+    obs_event *events;        /* recent grants and lapses, oldest first */
+    size_t nevents;
     obs_ledger *ledger;       /* owned reference */
 } obs_snap;
 
