@@ -37,7 +37,8 @@ _PASS_FIELDS = ["has_now", "now", "pass", "mark", "cadence_overrun", "restarted"
                 "ticks", "forged", "ignored_misplaced", "ignored_wrong_author",
                 "ignored_replayed", "ignored_unknown_lease", "not_lease", "granted", "refused",
                 "newly_due", "pending", "reclaim_failed", "late_renewals", "gaps",
-                "transport_errors", "budget_cuts", "appended", "live", "waiting", "next_due"]
+                "transport_errors", "budget_cuts", "appended", "live", "waiting", "next_due",
+                "renewals", "late_reclaims"]
 
 
 class Judge:
