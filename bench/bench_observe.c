@@ -6,9 +6,9 @@
  * granted to 64 MAC holders; every pass drains RATE/10 renewals (MAC
  * envelopes on a file medium, signed and appended before the pass's clock
  * starts), ten passes a second, so RATE renewals/s flow (DLS_BENCH_RATE,
- * default 100,000). Phases of SECONDS/4 each (DLS_BENCH_SECONDS, default
- * 30 per side), alternating off, on, off, on so that a shared machine's
- * drift falls on both sides:
+ * default 100,000). After a warm-up of SECONDS/10, phases of SECONDS/2 each
+ * (DLS_BENCH_SECONDS, default 30 a side) in the order off, on, on, off, so
+ * that a shared machine's drift falls on both sides:
  *
  *   off: the pass loop alone;
  *   on:  `judge --http`'s path: obs_live_pass after each pass (counters
@@ -20,6 +20,9 @@
  * Prints JSON Lines (bench/common.h):
  *
  *   pass_ms_mean_http_on   baseline: pass_ms_mean_http_off (target ratio <= 1.10)
+ *   pass_cpu_ms_mean_http_on  the judge thread's CPU time in a pass
+ *                          (CLOCK_THREAD_CPUTIME_ID: waiting for a core on
+ *                          a shared machine excluded); baseline: off
  *   pass_ms_p99_http_on    baseline: the same with the endpoint off
  *   loop_ms_per_pass_http_on  the pass plus obs_live_pass (the snapshot's
  *                          cost to the judge's thread); baseline: the pass
@@ -338,6 +341,7 @@ typedef struct stats {
     double *pass_ms;
     size_t n, cap;
     double loop_ms_sum;
+    double cpu_ms_sum;        /* the judge thread's CPU in the passes */
     uint64_t renewals;
     double seconds;
 } stats;
@@ -384,9 +388,11 @@ static void phase(bench *b, stats *s, double secs, size_t rate, bool on)
         renewals(b, per);
         tick(b);
         dls_judge_pass_result r;
+        double c0 = bench_clock_s(CLOCK_THREAD_CPUTIME_ID);
         double t0 = bench_now_s();
         check(dls_judge_pass(b->j, &r), "pass");
         double t1 = bench_now_s();
+        s->cpu_ms_sum += (bench_clock_s(CLOCK_THREAD_CPUTIME_ID) - c0) * 1e3;
         if (on)
             obs_live_pass(b->obs, b->j, &r, t1 - t0, 0);
         double t2 = bench_now_s();
@@ -430,9 +436,13 @@ int main(int argc, char **argv)
     clients *c = calloc(1, sizeof *c);
     client_arg args[CLIENTS];
     c->port = (int)obs_live_port(b.obs);
-    stats off = {0}, on = {0};
+    stats off = {0}, on = {0}, warm = {0};
+    phase(&b, &warm, secs / 10, rate, false); /* warm-up, not counted */
+    free(warm.pass_ms);
     for (int round = 0; round < 2; round++) {
-        phase(&b, &off, secs / 2, rate, false);
+        /* off, on, then on, off: neither side always comes first */
+        if (round == 0)
+            phase(&b, &off, secs / 2, rate, false);
         atomic_store(&c->stop, false);
         obs_live_publish(b.obs, b.j);
         for (int i = 0; i < CLIENTS; i++) {
@@ -446,6 +456,8 @@ int main(int argc, char **argv)
         atomic_store(&c->stop, true);
         for (int i = 0; i < CLIENTS; i++)
             pthread_join(c->t[i], NULL);
+        if (round == 1)
+            phase(&b, &off, secs / 2, rate, false);
     }
     double off_mean = mean(&off), on_mean = mean(&on);
     char m[96];
@@ -454,6 +466,9 @@ int main(int argc, char **argv)
     double off_loop = off.n ? off.loop_ms_sum / (double)off.n : 0;
     snprintf(m, sizeof m, "loop_ms_per_pass_http_on_%zu", n);
     bench_line("observe", m, on.n ? on.loop_ms_sum / (double)on.n : 0, off_loop);
+    snprintf(m, sizeof m, "pass_cpu_ms_mean_http_on_%zu", n);
+    bench_line("observe", m, on.n ? on.cpu_ms_sum / (double)on.n : 0,
+               off.n ? off.cpu_ms_sum / (double)off.n : 0);
     snprintf(m, sizeof m, "pass_ms_p99_http_on_%zu", n);
     double on99 = p99(&on);
     bench_line("observe", m, on99, p99(&off));

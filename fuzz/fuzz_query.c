@@ -8,7 +8,7 @@
  *
  * Never crashes. A routed path is one the endpoint serves, exactly; a
  * refused one is 400 or 404 with a reason. An accepted argument leaves the
- * query in range: 1 <= limit <= 100000 (or all), offset <= 2^63-1, the
+ * query in range: 1 <= limit <= 100000, offset <= 2^63-1, the
  * filter well-formed UTF-8 of at most 256 bytes without control bytes; a
  * refused one is 400 with a reason and the query unchanged. */
 #include <stdint.h>
@@ -40,7 +40,7 @@ static void check_route(const char *path)
 
 static void check_query(const obs_query *q)
 {
-    if (q->limit != UINT64_MAX && (q->limit == 0 || q->limit > OBS_LIMIT_MAX))
+    if (q->limit == 0 || q->limit > OBS_LIMIT_MAX)
         abort();
     if (q->offset > INT64_MAX || q->filter_len > OBS_FILTER_MAX ||
         q->filter_len != strlen(q->filter) ||

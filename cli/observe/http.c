@@ -8,6 +8,7 @@
  * the judge never waits on a client. */
 #include "cli/observe/http.h"
 
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +30,7 @@ struct obs_http {
     struct MHD_Daemon *d;
     obs_pub *pub;
     unsigned port;
+    atomic_int rendering;   /* answers being rendered now */
 };
 
 bool obs_http_available(void) { return true; }
@@ -100,13 +102,22 @@ static enum MHD_Result serve_snapshot(obs_http *h, struct MHD_Connection *c, obs
         return error(c, (unsigned)a.status, a.why);
     if (route == OBS_ROUTE_METRICS && a.q.filter_len + a.q.offset != 0)
         return error(c, 400, "/metrics takes no query arguments");
+    /* memory bound: at most OBS_HTTP_RENDERS answers built at once (a full
+     * /status.json at 10^5 leases is ~25 MB) */
+    if (atomic_fetch_add(&h->rendering, 1) >= (int)OBS_HTTP_RENDERS) {
+        atomic_fetch_sub(&h->rendering, 1);
+        return error(c, 503, "busy: too many answers being built, retry");
+    }
     obs_snap *s = obs_pub_get(h->pub);
-    if (!s)
+    if (!s) {
+        atomic_fetch_sub(&h->rendering, 1);
         return error(c, 503, "no pass yet");
+    }
     dls_jbuf b = {0};
     int rc = route == OBS_ROUTE_METRICS ? obs_render_metrics(s, &b)
                                         : obs_render_status(s, &a.q, &b);
     obs_pub_release(h->pub, s);
+    atomic_fetch_sub(&h->rendering, 1);
     if (rc || !b.p) {
         dls_jbuf_free(&b);
         return error(c, 500, "out of memory");

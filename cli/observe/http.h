@@ -15,6 +15,7 @@ typedef struct obs_http obs_http;
 #define OBS_HTTP_CONNECTIONS 256u   /* open connections at once */
 #define OBS_HTTP_TIMEOUT_S 10u      /* idle seconds before a connection is dropped */
 #define OBS_HTTP_MEMORY (32u * 1024u) /* per connection: request line and headers */
+#define OBS_HTTP_RENDERS 8u         /* answers built at once; more: 503 */
 
 /* True when the endpoint was built (meson -Dhttp). */
 bool obs_http_available(void);

@@ -112,7 +112,7 @@ int obs_route_of(const char *path, obs_route *out, const char **why)
 void obs_query_init(obs_query *q)
 {
     memset(q, 0, sizeof *q);
-    q->limit = UINT64_MAX;
+    q->limit = OBS_LIMIT_MAX;
 }
 
 /* Decimal digits only, no sign, at most `max`. */

@@ -24,7 +24,7 @@ typedef enum obs_route {
 
 typedef struct obs_query {
     uint64_t offset;       /* leases skipped (after the filter) */
-    uint64_t limit;        /* leases listed; UINT64_MAX: all */
+    uint64_t limit;        /* leases listed: 1 ... OBS_LIMIT_MAX (the default) */
     char filter[OBS_FILTER_MAX + 1]; /* "": every lease */
     size_t filter_len;
 } obs_query;
