@@ -6,7 +6,7 @@ real time, for test_observe's browser test (docs/observe.md, The page).
 usage: observe_browser.py URL READY_JS READY_FILE UNTIL_JS OUT_JSON SHOT.png
 (a script given as @FILE is read from FILE)
 
-Opens URL, waits until READY_JS is true (30 s), writes READY_FILE, then
+Opens URL, waits until READY_JS is true (80 s), writes READY_FILE, then
 waits until UNTIL_JS is true (30 s), evaluates it again for its value,
 takes a screenshot (1280x860) and writes {"value": ..., "dom": ...} to
 OUT_JSON. Exit 0, or 1 with a line on stderr naming the step that timed out.
@@ -105,7 +105,7 @@ def main():
             b.call('Emulation.setDeviceMetricsOverride',
                    {'width': 1280, 'height': 860, 'deviceScaleFactor': 1, 'mobile': False}, s)
             b.call('Page.navigate', {'url': url}, s)
-            wait(b, s, ready_js, 'the page to be ready')
+            wait(b, s, ready_js, 'the page to be ready', 80.0)
             with open(ready_file, 'w') as f:
                 f.write('ready\n')
             wait(b, s, until_js, 'the change')
