@@ -23,6 +23,7 @@ int dls_cmd_run(int argc, char **argv);
 int dls_cmd_audit(int argc, char **argv);
 int dls_cmd_status(int argc, char **argv);
 int dls_cmd_watch(int argc, char **argv);
+int dls_cmd_serve(int argc, char **argv);
 int dls_cmd_demo(int argc, char **argv);
 int dls_cmd_bench(int argc, char **argv);
 

@@ -20,6 +20,7 @@
 #include "cli/cli.h"
 #include "cli/config.h"
 #include "cli/media.h"
+#include "cli/observe/live.h"
 #include "cli/proc.h"
 #include "cli/service.h"
 #include "daolease/checkpoint.h"
@@ -29,7 +30,8 @@
 
 static const char usage_text[] =
     "usage: daolease judge --config FILE [--passes N] [--create]\n"
-    "                      [--lost-ledger INVENTORY --floor N] [--standby]\n\n"
+    "                      [--lost-ledger INVENTORY --floor N] [--standby]\n"
+    "                      [--http ADDR:PORT]\n\n"
     "Runs a judge over the configured journal and lease-fact media, one pass\n"
     "at least every cadence, until SIGINT or SIGTERM (or N passes with a now).\n"
     "Reclaims are reported on stdout; a status line is printed every second.\n\n"
@@ -48,7 +50,11 @@ static const char usage_text[] =
     "                  minted; new ids start at N + 1\n"
     "  --standby       follow the journal as a standby judge (same config as the\n"
     "                  judge); take over when that judge's process ends, then\n"
-    "                  go on as `judge` (file journals; docs/standby.md)\n";
+    "                  go on as `judge` (file journals; docs/standby.md)\n"
+
+    "  --http ADDR:PORT  serve the live page, /status.json and /metrics, read-only\n"
+    "                  (also \"http\" in the config; loopback only unless\n"
+    "                  \"http_public\": true; docs/observe.md)\n";
 
 struct judge_opts {
     const char *config;
@@ -58,6 +64,7 @@ struct judge_opts {
     bool has_floor;
     uint64_t floor;
     bool standby;
+    const char *http;      /* --http ADDR:PORT (docs/observe.md) */
 };
 
 struct judge_proc {
@@ -73,12 +80,14 @@ struct judge_proc {
     bool tty;
     const struct judge_opts *o;
     char *ckdir;           /* checkpoints (docs/checkpoints.md); NULL: none */
+    obs_live *obs;         /* the HTTP endpoint (docs/observe.md); NULL: none */
 };
 
 static int on_reclaim(void *user, dls_bytes subject, uint64_t lease, dls_cause cause,
                       bool commit)
 {
-    (void)user;
+    struct judge_proc *p = user;
+    obs_live_lapsed(p->obs, p->judge, subject, lease, cause);
     dls_jbuf b = {0};
     dls_jbuf_puts(&b, "{\"reclaim\": ");
     dls_jbuf_uint(&b, lease);
@@ -93,6 +102,12 @@ static int on_reclaim(void *user, dls_bytes subject, uint64_t lease, dls_cause c
     fflush(stdout);
     dls_jbuf_free(&b);
     return DLS_RECLAIM_DONE;
+}
+
+static void on_granted(void *user, const dls_judge_lease_info *lease)
+{
+    struct judge_proc *p = user;
+    obs_live_granted(p->obs, lease);
 }
 
 static int open_media(struct judge_proc *p)
@@ -542,7 +557,8 @@ static int assemble(struct judge_proc *p)
         s.takeover_after_ns = p->cfg.takeover_after.ns;
     s.standby = p->o->standby;
     s.takeover_sync = dls_cli_sync(p->cfg.sync);
-    dls_judge_callbacks cb = {.reclaim = on_reclaim, .took_over = on_took_over};
+    dls_judge_callbacks cb = {.reclaim = on_reclaim, .took_over = on_took_over,
+                              .granted = on_granted};
     dls_where w = {0};
     rc = dls_judge_new(&p->judge, &s, &cb, p, &w);
     if (rc == DLS_ERR_JOURNAL_SHORT)
@@ -557,11 +573,14 @@ static int assemble(struct judge_proc *p)
         rc = lost_ledger(p);
     if (!rc && p->o->standby)
         standby_line(p, true);
+    if (!rc)
+        rc = obs_live_for_judge(&p->obs, p->o->http, &p->cfg, p->ckdir);
     return rc;
 }
 
 static void teardown(struct judge_proc *p)
 {
+    obs_live_stop(p->obs);
     dls_judge_del(p->judge);
     dls_cli_ticks_del(&p->ticks);
     for (size_t i = 0; i < p->cfg.n_media; i++) {
@@ -661,7 +680,9 @@ static int loop(struct judge_proc *p, uint64_t max_passes)
         if (dls_tick_now(p->ticks.adapter, &now))
             return DLS_EXIT_FAIL;
         dls_judge_pass_result r;
+        double t0 = obs_live_clock();
         int rc = dls_judge_pass(p->judge, &r);
+        double took = obs_live_clock() - t0;
         if (rc) {
             dls_cli_error("judge", "%s: pass: %s", dls_medium_name(p->journal), dls_strerror(rc));
             report_journal_failure(p);
@@ -675,6 +696,8 @@ static int loop(struct judge_proc *p, uint64_t max_passes)
         }
         add(&t, &r);
         dls_cli_notify_pass(&sn, &r, now);
+        if (p->obs)
+            obs_live_pass(p->obs, p->judge, &r, took, journal_bytes(p));
         ck_passes += r.has_now && !r.standby;
         if (maybe_checkpoint(p, &ck_passes, &ck_bytes, false)) {
             dls_cli_error("judge", "%s: the checkpoint's commit record was not appended",
@@ -738,6 +761,7 @@ int dls_cmd_judge(int argc, char **argv)
         {"lost-ledger", required_argument, 0, 'L'},
         {"floor", required_argument, 0, 'F'},
         {"standby", no_argument, 0, 'S'},
+        {"http", required_argument, 0, 'H'},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0},
     };
@@ -761,6 +785,7 @@ int dls_cmd_judge(int argc, char **argv)
                 return usage_error("--floor wants a lease id (0 ... 2^63-1), not \"%s\"", optarg);
             o.has_floor = true;
             break;
+        case 'H': o.http = optarg; break;
         case 'h': fputs(usage_text, stdout); return DLS_EXIT_OK;
         default:
             return dls_cli_bad_option("judge", c, argv);

@@ -34,6 +34,8 @@
 #include "cli/cli.h"
 #include "cli/json/json.h"
 #include "cli/jview.h"
+#include "cli/status_json.h"
+#include "cli/status_scan.h"
 #include "cli/media.h"
 #include "daolease/checkpoint.h"
 #include "vocab/vec.h"
@@ -67,6 +69,7 @@ typedef struct sl_lease {
     uint64_t duration_ns, max_ns;
     uint64_t granted_at, last_renewal, last_seq;
     bool renewed, released, live;
+    dls_mode mode;
 } sl_lease;
 
 typedef struct sl_stamp {
@@ -96,6 +99,9 @@ typedef struct status {
     bool verify;
     /* the checkpoint status started from (0: the whole journal) */
     uint64_t ck_pass, ck_next, journal_first;
+    dls_status_counts counts; /* what the journal read showed */
+    const char *sub;          /* the command named in messages */
+    const dls_status_visit *visit;
 } status;
 
 #define LEASE(s, i) DLS_VEC_AT((s)->leases, sl_lease, i)
@@ -171,6 +177,7 @@ static int on_grant(status *s, const dls_fact *f)
     l->max_ns = (f->keys & DLS_K_MAX) ? f->max.ns : 0;
     l->granted_at = s->now;
     l->live = true;
+    l->mode = (f->keys & DLS_K_MODE) ? f->mode : DLS_MODE_EXCLUSIVE;
     if (keep_bytes(s, f->subject, &l->subject_off) || keep_bytes(s, f->holder, &l->holder_off) ||
         index_put(s, f->lease, (uint32_t)s->leases.n))
         return -1;
@@ -220,15 +227,29 @@ static int read_journal(status *s, jv_reader *jr, uint64_t *at, const char **why
         if ((more = jv_next(jr, &r)) != 1)
             break;
         int rc = 0;
-        if (r.kind == JV_MARK)
+        if (r.kind == JV_MARK) {
             rc = on_mark(s, &r.mark);
-        else if (r.kind == JV_FACT && r.fact.kind == DLS_FACT_GRANT && s->has_now)
+            s->counts.marks += !r.mark.continued;
+        } else if (r.kind == JV_FACT && r.fact.kind == DLS_FACT_GRANT && s->has_now) {
             rc = on_grant(s, &r.fact);
-        else if (r.kind == JV_FACT && r.fact.kind == DLS_FACT_RECLAIM) {
+            s->counts.grants++;
+            if (!rc && s->visit && s->visit->event)
+                rc = s->visit->event(s->visit->user, DLS_STATUS_GRANT, s->now, r.fact.lease,
+                                     DLS_CAUSE_NONE, r.fact.subject, r.fact.holder);
+        } else if (r.kind == JV_FACT && r.fact.kind == DLS_FACT_REFUSAL) {
+            s->counts.refusals++;
+        } else if (r.kind == JV_FACT && r.fact.kind == DLS_FACT_RECLAIM) {
             sl_lease *l = find(s, r.fact.lease);
+            if ((r.fact.keys & DLS_K_CAUSE) && r.fact.cause < 5)
+                s->counts.lapsed[r.fact.cause]++;
             if (l && l->live) {
                 l->live = false;
                 s->live--;
+                if (s->visit && s->visit->event)
+                    rc = s->visit->event(s->visit->user, DLS_STATUS_LAPSE, s->now, l->id,
+                                         r.fact.cause,
+                                         (dls_bytes){ARENA(s) + l->subject_off, l->subject_len},
+                                         (dls_bytes){ARENA(s) + l->holder_off, l->holder_len});
             }
         }
         if (rc)
@@ -360,43 +381,68 @@ static void print_table(const status *s, dls_jbuf *b)
                s->journal_first ? " (its first positions are gone)" : "");
 }
 
-static int print_json(const status *s, dls_jbuf *b)
+static dls_status_lease lease_of(const status *s, const sl_lease *l)
+{
+    return (dls_status_lease){
+        .lease = l->id,
+        .subject = {ARENA(s) + l->subject_off, l->subject_len},
+        .holder = {ARENA(s) + l->holder_off, l->holder_len},
+        .granted_at = l->granted_at,
+        .renewed = l->renewed,
+        .last_renewal = l->last_renewal,
+        .due_by = due_by(s, l),
+        .now = s->now,
+        .released = l->released,
+        .mode = l->mode,
+        .seq = l->last_seq,
+    };
+}
+
+static dls_status_summary summary_of(const status *s)
+{
+    return (dls_status_summary){
+        .live = s->live, .pass = s->pass, .now = s->now, .tolerance_ns = s->tolerance,
+        .verified = s->verify, .checkpoint = s->ck_pass, .journal_from = s->ck_next,
+        .journal_first = s->journal_first,
+    };
+}
+
+/* Hands every live lease, then the summary, to the visitor. */
+static int visit_all(const status *s, const dls_status_visit *v)
 {
     for (size_t i = 0; i < s->leases.n; i++) {
         const sl_lease *l = &LEASE(s, i);
         if (!l->live)
             continue;
-        uint64_t due = due_by(s, l);
-        b->n = 0;
-        dls_jbuf_puts(b, "{\"lease\": ");
-        dls_jbuf_uint(b, l->id);
-        dls_jbuf_puts(b, ", \"subject\": ");
-        if (dls_json_emit(b, ARENA(s) + l->subject_off, l->subject_len, NULL))
-            dls_jbuf_puts(b, "null");
-        dls_jbuf_puts(b, ", \"holder\": ");
-        dls_jbuf_string(b, ARENA(s) + l->holder_off, l->holder_len);
-        dls_jbuf_puts(b, ", \"granted_at\": ");
-        dls_jbuf_uint(b, l->granted_at);
-        dls_jbuf_puts(b, ", \"last_renewal\": ");
-        if (l->renewed)
-            dls_jbuf_uint(b, l->last_renewal);
-        else
-            dls_jbuf_puts(b, "null");
-        dls_jbuf_puts(b, ", \"due_by\": ");
-        dls_jbuf_uint(b, due);
-        dls_jbuf_puts(b, ", \"remaining_ns\": ");
-        dls_jbuf_uint(b, due > s->now ? due - s->now : 0);
-        dls_jbuf_puts(b, l->released ? ", \"released\": true}\n" : ", \"released\": false}\n");
-        if (fwrite(b->p, 1, b->n, stdout) != b->n)
-            return -1;
+        dls_status_lease sl = lease_of(s, l);
+        int rc = v->lease(v->user, &sl);
+        if (rc)
+            return rc;
     }
-    printf("{\"summary\": true, \"live\": %" PRIu64 ", \"pass\": %" PRIu64 ", \"now\": %" PRIu64
-           ", \"tolerance_ns\": %" PRIu64 ", \"verified\": %s",
-           s->live, s->pass, s->now, s->tolerance, s->verify ? "true" : "false");
-    if (s->ck_pass) /* issue 17 item 4: present only when status started at one */
-        printf(", \"checkpoint\": %" PRIu64 ", \"journal_from\": %" PRIu64
-               ", \"journal_first\": %" PRIu64, s->ck_pass, s->ck_next, s->journal_first);
-    printf("}\n");
+    dls_status_summary sum = summary_of(s);
+    return v->summary(v->user, &sum, &s->counts);
+}
+
+struct printer {
+    dls_jbuf b;
+};
+
+static int print_lease(void *user, const dls_status_lease *l)
+{
+    struct printer *p = user;
+    p->b.n = 0;
+    if (dls_status_lease_json(&p->b, l) || fwrite(p->b.p, 1, p->b.n, stdout) != p->b.n)
+        return -1;
+    return 0;
+}
+
+static int print_summary(void *user, const dls_status_summary *sum, const dls_status_counts *c)
+{
+    (void)c;
+    struct printer *p = user;
+    p->b.n = 0;
+    if (dls_status_summary_json(&p->b, sum) || fwrite(p->b.p, 1, p->b.n, stdout) != p->b.n)
+        return -1;
     return 0;
 }
 
@@ -427,11 +473,11 @@ static int open_media(status *s, char **specs, size_t n, dls_keyring *kr)
             return DLS_ERR_NOMEM;
         const char *path; /* m->path itself, cut at the party's '=' */
         dls_cli_split_media(m->path, &path, &m->party);
-        int rc = dls_cli_open(&m->m, "status", m->path, DLS_OPEN_READ, false, DLS_SYNC_DATA);
+        int rc = dls_cli_open(&m->m, s->sub, m->path, DLS_OPEN_READ, false, DLS_SYNC_DATA);
         if (rc)
             return rc;
         if ((rc = jv_media_resolver(&m->r, m->m, kr, m->party)) != 0) {
-            dls_cli_error("status", "%s: %s", m->path, dls_strerror(rc));
+            dls_cli_error(s->sub, "%s: %s", m->path, dls_strerror(rc));
             return rc;
         }
     }
@@ -599,72 +645,33 @@ static uint64_t journal_first(jv_reader *jr)
     return first;
 }
 
-int dls_cmd_status(int argc, char **argv)
+/* Reads the journal and media as `a` says; then lists the live leases to
+ * `v` (NULL: prints the table). Returns a DLS_EXIT_ code. */
+static int scan(const dls_status_args *a, const dls_status_visit *v)
 {
-    static const struct option opts[] = {
-        {"journal", required_argument, 0, 'j'}, {"media", required_argument, 0, 'm'},
-        {"grantor", required_argument, 0, 'g'}, {"keyring", required_argument, 0, 'k'},
-        {"json", no_argument, 0, 'J'},          {"help", no_argument, 0, 'h'},
-        {"checkpoints", required_argument, 0, 'C'},
-        {0, 0, 0, 0},
-    };
-    const char *journal = NULL, *grantor = NULL, *keyring = NULL, *checkpoints = NULL;
-    bool json = false;
-    char **media = calloc((size_t)argc + 1, sizeof *media);
-    size_t nmedia = 0;
-    if (!media)
-        return DLS_EXIT_FAIL;
-    int c;
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'j': journal = optarg; break;
-        case 'm':
-            media[nmedia++] = optarg;
-            while (optind < argc && argv[optind][0] != '-') /* --media A B C */
-                media[nmedia++] = argv[optind++];
-            break;
-        case 'g': grantor = optarg; break;
-        case 'k': keyring = optarg; break;
-        case 'J': json = true; break;
-        case 'C': checkpoints = optarg; break;
-        case 'h': fputs(usage_text, stdout); free(media); return DLS_EXIT_OK;
-        default:
-            free(media);
-            return dls_cli_bad_option("status", c, argv);
-        }
-    }
-    char problem[256] = "";
-    if (!journal)
-        snprintf(problem, sizeof problem, "--journal is required");
-    else if (optind != argc)
-        snprintf(problem, sizeof problem, "unexpected argument %.200s", argv[optind]);
-    else if (keyring && !grantor)
-        snprintf(problem, sizeof problem, "--keyring needs --grantor");
-    if (problem[0]) {
-        free(media);
-        return dls_cli_usage("status", problem);
-    }
+    const char *sub = a->sub ? a->sub : "status", *journal = a->journal;
     status s;
     memset(&s, 0, sizeof s);
+    s.sub = sub;
+    s.visit = v;
     dls_keyring *kr = NULL;
     jv_reader jr;
     memset(&jr, 0, sizeof jr);
     dls_where w = {0};
     int code = DLS_EXIT_FAIL;
-    if (keyring && dls_keyring_load(&kr, keyring, &w)) {
-        dls_cli_error("status", "%s: line %llu: %s", keyring, (unsigned long long)w.line,
+    if (a->keyring && dls_keyring_load(&kr, a->keyring, &w)) {
+        dls_cli_error(sub, "%s: line %llu: %s", a->keyring, (unsigned long long)w.line,
                       w.reason ? w.reason : "cannot be loaded");
         goto out;
     }
     s.verify = kr != NULL;
-    if (open_media(&s, media, nmedia, kr) || jv_open(&jr, "status", journal, kr, grantor, 0))
+    if (open_media(&s, a->media, a->nmedia, kr) ||
+        jv_open(&jr, sub, journal, kr, a->grantor, 0))
         goto out;
     s.journal_first = journal_first(&jr);
     int ckrc = 0;
-    if (checkpoints) {
-        ckrc = from_checkpoint(&s, &jr, checkpoints);
+    if (a->checkpoints) {
+        ckrc = from_checkpoint(&s, &jr, a->checkpoints);
     } else {
         /* the judge's default folder when none is named (docs/checkpoints.md) */
         char *ckdir;
@@ -674,11 +681,11 @@ int dls_cmd_status(int argc, char **argv)
         free(ckdir);
     }
     if (ckrc) {
-        dls_cli_error("status", "%s: out of memory", journal);
+        dls_cli_error(sub, "%s: out of memory", journal);
         goto out;
     }
     if (s.journal_first && !s.ck_pass) {
-        dls_cli_error("status", "%s: positions 0..%" PRIu64 " are gone and no committed "
+        dls_cli_error(sub, "%s: positions 0..%" PRIu64 " are gone and no committed "
                       "checkpoint covers them (--checkpoints DIR): the live leases cannot be "
                       "known", journal, s.journal_first - 1);
         goto out;
@@ -687,42 +694,101 @@ int dls_cmd_status(int argc, char **argv)
     const char *why = NULL;
     int jrc = read_journal(&s, &jr, &at, &why);
     if (jrc == DLS_ERR_NOMEM) {
-        dls_cli_error("status", "%s: out of memory", journal);
+        dls_cli_error(sub, "%s: out of memory", journal);
         goto out;
     }
     if (jrc) {
-        dls_cli_error("status", "%s: cannot be read at position %" PRIu64 " (%s): the live "
+        dls_cli_error(sub, "%s: cannot be read at position %" PRIu64 " (%s): the live "
                       "leases cannot be known", journal, at, why);
         goto out;
     }
     /* docs/cli.md `status`: a journal that cannot be read is never "0 live
      * leases" — shorter than its header, a bad record followed by CRC-valid
      * ones, or records of which none verifies as the grantor's */
-    if (dls_cli_check_end("status", journal))
+    if (dls_cli_check_end(sub, journal))
         goto out;
     if (jr.records && !jr.counted) {
-        dls_cli_error("status", "%s: position 0: none of its %" PRIu64 " record%s %s the "
+        dls_cli_error(sub, "%s: position 0: none of its %" PRIu64 " record%s %s the "
                       "grantor %s (another journal's records, a wrong keyring, or a damaged "
                       "header): the live leases cannot be known",
                       journal, jr.records, jr.records == 1 ? "" : "s",
                       s.verify ? "verifies as written by" : "is written by",
-                      grantor ? grantor : "(any)");
+                      a->grantor ? a->grantor : "(any)");
         goto out;
     }
     for (size_t i = 0; i < s.nmedia; i++)
         read_medium(&s, &s.media[i]);
-    dls_jbuf b = {0};
-    if (json)
-        code = print_json(&s, &b) ? DLS_EXIT_FAIL : DLS_EXIT_OK;
-    else {
+    if (v) {
+        code = visit_all(&s, v) ? DLS_EXIT_FAIL : DLS_EXIT_OK;
+    } else {
+        dls_jbuf b = {0};
         print_table(&s, &b);
+        dls_jbuf_free(&b);
         code = DLS_EXIT_OK;
     }
-    dls_jbuf_free(&b);
 out:
     jv_close(&jr);
     status_free(&s);
     dls_keyring_del(kr);
+    return code;
+}
+
+int dls_status_scan(const dls_status_args *a, const dls_status_visit *v)
+{
+    return v && v->lease && v->summary ? scan(a, v) : DLS_EXIT_FAIL;
+}
+
+int dls_cmd_status(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"journal", required_argument, 0, 'j'}, {"media", required_argument, 0, 'm'},
+        {"grantor", required_argument, 0, 'g'}, {"keyring", required_argument, 0, 'k'},
+        {"json", no_argument, 0, 'J'},          {"help", no_argument, 0, 'h'},
+        {"checkpoints", required_argument, 0, 'C'},
+        {0, 0, 0, 0},
+    };
+    dls_status_args a = {.sub = "status"};
+    bool json = false;
+    char **media = calloc((size_t)argc + 1, sizeof *media);
+    if (!media)
+        return DLS_EXIT_FAIL;
+    a.media = media;
+    int c;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'j': a.journal = optarg; break;
+        case 'm':
+            media[a.nmedia++] = optarg;
+            while (optind < argc && argv[optind][0] != '-') /* --media A B C */
+                media[a.nmedia++] = argv[optind++];
+            break;
+        case 'g': a.grantor = optarg; break;
+        case 'k': a.keyring = optarg; break;
+        case 'J': json = true; break;
+        case 'C': a.checkpoints = optarg; break;
+        case 'h': fputs(usage_text, stdout); free(media); return DLS_EXIT_OK;
+        default:
+            free(media);
+            return dls_cli_bad_option("status", c, argv);
+        }
+    }
+    char problem[256] = "";
+    if (!a.journal)
+        snprintf(problem, sizeof problem, "--journal is required");
+    else if (optind != argc)
+        snprintf(problem, sizeof problem, "unexpected argument %.200s", argv[optind]);
+    else if (a.keyring && !a.grantor)
+        snprintf(problem, sizeof problem, "--keyring needs --grantor");
+    if (problem[0]) {
+        free(media);
+        return dls_cli_usage("status", problem);
+    }
+    struct printer p = {{0}};
+    dls_status_visit v = {.user = &p, .lease = print_lease, .summary = print_summary};
+    int code = scan(&a, json ? &v : NULL);
+    dls_jbuf_free(&p.b);
     free(media);
     return code;
 }

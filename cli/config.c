@@ -192,6 +192,27 @@ static int get_checkpoint_every(dls_config *c, json_t *v)
     return 0;
 }
 
+/* "http": "ADDR:PORT" (checked when the endpoint starts), "http_public". */
+static int get_http(dls_config *c, const char *k, json_t *v)
+{
+    if (!strcmp(k, "http_public")) {
+        if (!json_is_boolean(v)) {
+            err(c->file, k, "must be true or false");
+            return DLS_ERR_CONFIG;
+        }
+        c->http_public = json_is_true(v);
+        return 0;
+    }
+    if (!json_is_string(v) || json_string_length(v) == 0 || json_string_length(v) > 300 ||
+        !strchr(json_string_value(v), ':')) {
+        err(c->file, k, "must be \"ADDR:PORT\" (e.g. \"127.0.0.1:9464\")");
+        return DLS_ERR_CONFIG;
+    }
+    free(c->http);
+    c->http = strdup(json_string_value(v));
+    return c->http ? 0 : DLS_ERR_NOMEM;
+}
+
 static int one_key(dls_config *c, const char *k, json_t *v)
 {
     const char *f = c->file;
@@ -213,6 +234,8 @@ static int one_key(dls_config *c, const char *k, json_t *v)
         c->journal_segment_bytes = (uint64_t)json_integer_value(v);
         return 0;
     }
+    if (!strcmp(k, "http") || !strcmp(k, "http_public")) /* docs/observe.md */
+        return get_http(c, k, v);
     if (!strcmp(k, "party")) return get_name(f, v, k, &c->party);
     if (!strcmp(k, "grantor")) return get_name(f, v, k, &c->grantor);
     if (!strcmp(k, "key")) return get_path(f, v, k, &c->key, 1);
@@ -332,7 +355,7 @@ void dls_config_free(dls_config *c)
     }
     free(c->media);
     char **s[] = {&c->file, &c->party, &c->key, &c->keyring, &c->grantor,
-                  &c->journal, &c->medium, &c->ticks, &c->sync, &c->checkpoints};
+                  &c->journal, &c->medium, &c->ticks, &c->sync, &c->checkpoints, &c->http};
     for (size_t i = 0; i < sizeof s / sizeof s[0]; i++) {
         free(*s[i]);
         *s[i] = NULL;

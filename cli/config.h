@@ -52,6 +52,9 @@ typedef struct dls_config {
     uint64_t keep_checkpoints;   /* "keep_checkpoints": >= 2 (default 2) */
     uint64_t journal_segment_bytes; /* "journal_segment_bytes": create the journal as a
                                        segmented directory, trimmed after checkpoints; 0 = a file */
+    /* judge, serve: the read-only HTTP endpoint (docs/observe.md) */
+    char *http;                  /* "http": "ADDR:PORT"; NULL = off */
+    bool http_public;            /* "http_public": a non-loopback ADDR allowed */
 } dls_config;
 
 /* Loads and validates `path`. `need` lists the keys the caller requires

@@ -27,6 +27,7 @@ static const struct subcommand commands[] = {
     {"audit", dls_cmd_audit, "replay a journal and its media, and judge the judge"},
     {"status", dls_cmd_status, "list the live leases now, from the journal and media"},
     {"watch", dls_cmd_watch, "follow the journal: grants, refusals, lapses as written"},
+    {"serve", dls_cmd_serve, "serve the live page and /metrics from the files (read-only)"},
     {"demo", dls_cmd_demo, "the main job: a judge and agents, kills, an audit"},
     {"bench", dls_cmd_bench, "the performance harness"},
 };

@@ -79,6 +79,8 @@ static void apply_renewal(dls_judge *j, uint16_t mi, dls_bytes author, const dls
         return;
     }
     /* Counted whatever else holds (pending, released, ended). */
+    if (!replay)
+        j->res->renewals++;
     if (!replay && dls_passed(l->last_obs, now, l->duration_ns / 2))
         j->res->late_renewals++;
     l->last_seq = f->seq;

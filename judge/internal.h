@@ -65,7 +65,8 @@ enum jl_lease_flags {
     JL_SHARED = 1u << 6,
     JL_PARKED = 1u << 7,    /* parked on its failing medium */
     JL_RECOVERED = 1u << 8, /* rebuilt by replay, not yet seen by a pass */
-    JL_CAPPED = 1u << 9     /* a tenure cap: max_ns in j->capped */
+    JL_CAPPED = 1u << 9,    /* a tenure cap: max_ns in j->capped */
+    JL_LATE = 1u << 10      /* its reclaim answered not yet or failed once */
 };
 
 /* A live lease: 80 bytes (docs/judge.md, Sizing). The tenure cap, which
@@ -226,6 +227,9 @@ typedef struct jm_medium {
                                (a batch that would pass the drain budget) */
     bool has_held;
     uint64_t held_pos;      /* its position: the medium's next unread one */
+    uint64_t drained;       /* records drained since the start (a view's count) */
+    uint64_t facts;         /* facts they carried */
+    uint64_t gaps;          /* gaps met since the start */
 } jm_medium;
 
 typedef struct jl_parked {

@@ -140,6 +140,8 @@ static int drain_records(dls_judge *j, uint16_t mi)
         size_t k = ja_facts(m->held.p, m->held.n);
         r->drained++;
         r->facts += k;
+        m->drained++;
+        m->facts += k;
         used += k;
         first = false;
         j->moved = true;
@@ -157,6 +159,8 @@ static int drain_records(dls_judge *j, uint16_t mi)
             used += k;
             r->drained++;
             r->facts += k;
+            m->drained++;
+            m->facts += k;
             j->moved = true;
             if ((rc = ja_run_add(j, mi, rec.p, rec.n, j->now, k)) != 0)
                 return rc;
@@ -166,6 +170,7 @@ static int drain_records(dls_judge *j, uint16_t mi)
             if ((rc = ja_run_flush(j)) != 0) /* the records before the gap first */
                 return rc;
             r->gaps++;
+            m->gaps++;
             j->moved = true;
             if ((rc = push_gap(j, m, rec.gap_from, rec.position)) != 0)
                 return rc;
@@ -356,6 +361,7 @@ static int reclaim(dls_judge *j)
                 return rc;
         } else {
             j->res->reclaim_failed++;
+            jl_lease_at(j, idx)->flags |= JL_LATE;
             JVEC_AT(j->pending, uint32_t, keep++) = idx;
         }
     }
@@ -420,6 +426,7 @@ static int record_lapsed(dls_judge *j)
         uint64_t id = l->id;
         dls_cause c = (dls_cause)l->cause;
         j->res->lapsed[c]++;
+        j->res->late_reclaims += (l->flags & JL_LATE) != 0;
         jl_lease_remove(j, idx);
         if ((rc = subject_left(j, s, id, c)) != 0)
             return rc;

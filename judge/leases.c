@@ -221,3 +221,20 @@ bool dls_judge_leases_next(dls_judge_iter *it, dls_judge_lease_info *info, uint6
         *due_by = jl_deadline(j, jl_lease_at(j, idx));
     return true;
 }
+
+int dls_judge_medium_view_of(const dls_judge *j, size_t i, dls_judge_medium_view *out)
+{
+    if (!j || !out || i >= j->nmedia)
+        return DLS_ERR_INVAL;
+    const jm_medium *m = &j->media[i];
+    *out = (dls_judge_medium_view){
+        .drained = m->drained,
+        .facts = m->facts,
+        .gaps = m->gaps,
+        .position = jm_position(m),
+        .failing = m->in_run,
+        .failing_since = m->in_run ? m->fail_since : 0,
+        .ended = m->retired,
+    };
+    return 0;
+}

@@ -23,6 +23,7 @@
 #include "daolease/attrib.h"
 #include "daolease/fact.h"
 #include "daolease/judge.h"
+#include "daolease/judge_view.h"
 #include "daolease/mark.h"
 #include "daolease/medium_impl.h"
 #include "daolease/stream.h"
@@ -1801,6 +1802,52 @@ static void test_step3_pending_keeps_cause(void **state)
     assert_true(log.r[l - 1].mark);
     assert_int_equal(log.r[l - 1].ndue, 0);
     assert_int_equal(log.r[l - 1].now, 7 * SEC);
+    h_fini(&h);
+}
+
+/* judge.md Counters (docs/observe.md): renewals counted (a replay is not),
+ * a late reclaim — due at one pass, lapsed at a later one after its reclaim
+ * answered not yet — and the judge view of each medium: records and facts
+ * drained, gaps, position. */
+static void test_counters_renewals_late_reclaims_media(void **state)
+{
+    (void)state;
+    harness h;
+    h_init(&h, 2, 1);
+    h_open(&h);
+    h_propose(&h, 0, 0, "job/a", "pa", 0);
+    h_propose(&h, 0, 1, "job/b", "pb", 0);
+    dls_judge_pass_result r = h_at(&h, SEC);
+    assert_int_equal(r.granted, 2);
+    assert_int_equal(r.renewals, 0);
+    h_renew(&h, 0, 0, 1);
+    h_renew(&h, 0, 0, 1);
+    r = h_at(&h, 2 * SEC);
+    assert_int_equal(r.renewals, 2);
+    assert_int_equal(r.late_reclaims, 0);
+    dls_judge_medium_view v0, v1;
+    assert_int_equal(dls_judge_medium_view_of(h.j, 0, &v0), 0);
+    assert_int_equal(dls_judge_medium_view_of(h.j, 1, &v1), 0);
+    assert_int_equal(v0.drained, 3); /* a proposal, two renewals */
+    assert_int_equal(v0.facts, 3);
+    assert_int_equal(v1.drained, 1);
+    assert_int_equal(v0.gaps, 0);
+    assert_false(v0.failing);
+    assert_true(v0.position > v1.position);
+    assert_int_equal(dls_judge_medium_view_of(h.j, 2, &v0), DLS_ERR_INVAL);
+    assert_int_equal(dls_judge_medium_view_of(NULL, 0, &v0), DLS_ERR_INVAL);
+    h.answer = DLS_RECLAIM_NOT_YET;
+    h_release(&h, 0, 0, 1, false);
+    r = h_at(&h, 3 * SEC);
+    assert_int_equal(r.pending, 1);
+    assert_int_equal(r.reclaim_failed, 1);
+    assert_int_equal(r.lapsed[DLS_CAUSE_RELEASE], 0);
+    h.answer = DLS_RECLAIM_DONE;
+    h_release(&h, 0, 1, 2, false); /* due and done at once: not late */
+    r = h_at(&h, 4 * SEC);
+    assert_int_equal(r.lapsed[DLS_CAUSE_RELEASE], 2);
+    assert_int_equal(r.late_reclaims, 1);
+    assert_int_equal(r.renewals, 0);
     h_fini(&h);
 }
 
@@ -3893,6 +3940,7 @@ int main(void)
         cmocka_unit_test(test_step3_cap_despite_renewals),
         cmocka_unit_test(test_step3_pending_keeps_cause),
         cmocka_unit_test(test_step3_late_renewals_and_cadence_overrun),
+        cmocka_unit_test(test_counters_renewals_late_reclaims_media),
         cmocka_unit_test(test_step4_mark_before_reclaim),
         cmocka_unit_test(test_step4_due_owes_mark_even_if_reclaim_fails),
         cmocka_unit_test(test_step5_reclaim_reentrancy_refused),

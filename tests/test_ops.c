@@ -151,8 +151,10 @@ static json_t *status_json(site *s, const char *extra, size_t *lines)
 static void test_status_on_a_real_run(void **state)
 {
     site *s = *state;
+    /* the command outlives the four status reads below (each ~0.5 s under
+     * ASan on a loaded machine) */
     pid_t run = spawn_sh("cd %s && exec '%s' run --config agent-1.json --subject job/1 "
-                         "--wait 10s -- sleep 2", s->dir, bin());
+                         "--wait 10s -- sleep 5", s->dir, bin());
     json_t *st = NULL;
     size_t lines = 0;
     for (int i = 0; i < 100; i++) { /* until granted and renewed once */

@@ -427,6 +427,13 @@ typedef struct dls_judge_pass_result {
     bool took_over;           /* this call took over the journal: the pass
                                  that followed (when ticks gave a now) is
                                  the first pass of a restarted judge */
+    uint64_t renewals;        /* renewals counted for their lease (a seq
+                                 above the last, by its holder, on its
+                                 medium; judge.md, Evidence), late or not */
+    uint64_t late_reclaims;   /* leases lapsed at this pass that fell due at
+                                 an earlier one (their reclaim answered not
+                                 yet or failed before; judge.md, audit
+                                 reports: late reclaim) */
 } dls_judge_pass_result;
 
 /* Runs one pass (judge.md, The pass) and fills *r (optional).

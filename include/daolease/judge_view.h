@@ -67,6 +67,23 @@ DLS_EXPORT int dls_judge_leases_by_holder(dls_judge *j, dls_bytes holder,
 DLS_EXPORT bool dls_judge_leases_next(dls_judge_iter *it, dls_judge_lease_info *info,
                                       uint64_t *due_by);
 
+/* One lease-fact medium as the judge reads it (docs/observe.md): counts
+ * since this judge started (replay excluded), and its state at the last
+ * pass. */
+typedef struct dls_judge_medium_view {
+    uint64_t drained;         /* records drained */
+    uint64_t facts;           /* facts they carried */
+    uint64_t gaps;            /* gaps met (records evicted or trimmed unread) */
+    uint64_t position;        /* the next position to drain */
+    bool failing;             /* transport-error or budget cut at the last pass */
+    uint64_t failing_since;   /* the now of the failing run's first pass */
+    bool ended;               /* sealed: read to its end */
+} dls_judge_medium_view;
+
+/* Fills *out for media[i] of the assembly. Returns 0, DLS_ERR_INVAL for
+ * NULL arguments or i out of range. */
+DLS_EXPORT int dls_judge_medium_view_of(const dls_judge *j, size_t i, dls_judge_medium_view *out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -382,6 +382,8 @@ typedef struct dls_judge_pass_result {
     uint64_t behind;
     bool standby;
     bool took_over;
+    uint64_t renewals;
+    uint64_t late_reclaims;
 } dls_judge_pass_result;
 int dls_judge_pass(dls_judge *j, dls_judge_pass_result *r);
 int dls_judge_end(dls_judge *j, uint64_t lease);

@@ -39,7 +39,7 @@ _PASS_FIELDS = ["has_now", "now", "pass", "mark", "cadence_overrun", "restarted"
                 "ignored_replayed", "ignored_unknown_lease", "not_lease", "granted", "refused",
                 "newly_due", "pending", "reclaim_failed", "late_renewals", "gaps",
                 "transport_errors", "budget_cuts", "appended", "live", "waiting", "next_due",
-                "standby", "took_over"]
+                "standby", "took_over", "renewals", "late_reclaims"]
 
 
 class Judge:
