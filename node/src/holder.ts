@@ -364,7 +364,7 @@ export class Holder implements AsyncDisposable {
   async acquire(subject: Subject, opts: ClaimOptions = {}): Promise<Lease> {
     const enc = encodeSubject(subject);
     if (opts === null || typeof opts !== "object") throw new TypeError("claim: an options object");
-    const ask = opts.duration ?? this.defaultDuration;
+    const ask = opts.duration !== undefined ? opts.duration : this.defaultDuration;
     const d = ask === undefined ? null : cDuration(ask, "duration");
     if (opts.wait !== undefined && (typeof opts.wait !== "number" || !(opts.wait >= 0) || opts.wait > 2 ** 31 / 1000)) {
       throw new TypeError(`wait: seconds, a number from 0 to ${2 ** 31 / 1000}`);
