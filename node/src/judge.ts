@@ -6,7 +6,7 @@
  * DONE or FAILED (judge.md, "Reclaim answers": both leave the lease
  * pending and retried). */
 import koffi from "koffi";
-import { C, dls_duration, grantedProto, reclaimProto } from "./native.js";
+import { C, dls_duration, dls_judge_lease_info, grantedProto, reclaimProto } from "./native.js";
 import { check, DaoleaseError, newWhere } from "./errors.js";
 import { loadConfig } from "./config.js";
 import { syncCode, Ptr } from "./parts.js";
@@ -145,9 +145,10 @@ export class Judge implements Disposable {
     return r === false ? RECLAIM_NOT_YET : RECLAIM_DONE;
   }
 
-  #onGranted(info: any): void {
+  #onGranted(ptr: unknown): void {
     if (!this.#granted) return;
     try {
+      const info = koffi.decode(ptr, dls_judge_lease_info) as any;
       const h = span(info.holder);
       this.#granted({ lease: Number(info.lease), subject: decodeValue(span(info.subject)),
         holder: h.toString("utf8"), durationNs: Number(info.duration_ns), medium: info.medium });
