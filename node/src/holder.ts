@@ -20,6 +20,16 @@ const TURN_MS = 50;
 /** Events decoded per turn of the loop (a step's events are read in slices
  * so that 10^4 of them never hold the loop). */
 const EVENT_SLICE = 256;
+/** dls_holder_event's size and field offsets, as koffi lays it out
+ * (test/layout.test.js compares them with the C compiler's). */
+const EV = {
+  size: koffi.sizeof(dls_holder_event),
+  kind: koffi.offsetof(dls_holder_event, "kind"), lease: koffi.offsetof(dls_holder_event, "lease"),
+  proposal: koffi.offsetof(dls_holder_event, "proposal"), reading: koffi.offsetof(dls_holder_event, "reading"),
+  seq: koffi.offsetof(dls_holder_event, "seq"), cause: koffi.offsetof(dls_holder_event, "cause"),
+  error: koffi.offsetof(dls_holder_event, "error"), text_len: koffi.offsetof(dls_holder_event, "text_len"),
+  text: koffi.offsetof(dls_holder_event, "text"),
+};
 
 export interface HolderOptions {
   /** Leases (and proposals) tracked at once (dls_holder_settings.max_leases; default 64). */
@@ -134,7 +144,11 @@ export class Holder implements AsyncDisposable {
   #ticks: Ticks | null = null;
   #parts: Parts;
   #queue: Promise<unknown> = Promise.resolve();
+  #ops: (() => Promise<void>)[] = [];
+  #running = false;
   #busy = false;
+  #ns: number[] = [0];
+  #sliceT0 = 0;
   #closed = false;
   #timer: NodeJS.Timeout | null = null;
   #waiters = new Map<number, Waiter>();
@@ -143,7 +157,7 @@ export class Holder implements AsyncDisposable {
    * protects the leases), or null. */
   lastError: Error | null = null;
   /** Counters over every step: renewals appended ok, steps. */
-  readonly stats = { steps: 0, renewed: 0, appends: 0, events: 0 };
+  readonly stats = { steps: 0, renewed: 0, appends: 0, events: 0, maxSyncMs: 0 };
   /** Called with every event of every step (optional). */
   onEvent: ((e: HolderEvent) => void) | null = null;
 
@@ -225,11 +239,23 @@ export class Holder implements AsyncDisposable {
     if (this.#closed) throw new DaoleaseError(ERR.STATE, "the holder is closed", what);
   }
 
-  /** Runs op after every queued op: one C call on this holder at a time. */
-  #enqueue<T>(op: () => Promise<T>): Promise<T> {
-    const run = this.#queue.then(op);
-    this.#queue = run.catch(() => undefined);
-    return run;
+  /** Runs op after the queued ops (a step before them: `front`), one at a
+   * time: one C call on this holder at a time, and steps never wait behind
+   * a burst of proposals. */
+  #enqueue<T>(op: () => Promise<T>, front = false): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      const run = () => op().then(resolve, reject);
+      if (front) this.#ops.unshift(run); else this.#ops.push(run);
+      if (!this.#running) this.#queue = this.#pump();
+    });
+  }
+  async #pump(): Promise<void> {
+    this.#running = true;
+    try {
+      for (let op = this.#ops.shift(); op; op = this.#ops.shift()) await op();
+    } finally {
+      this.#running = false;
+    }
   }
 
   #arm(ms: number): void {
@@ -237,7 +263,7 @@ export class Holder implements AsyncDisposable {
     if (this.#timer) clearTimeout(this.#timer);
     this.#timer = setTimeout(() => {
       this.#timer = null;
-      void this.#enqueue(() => this.#step()).catch((e: Error) => { this.lastError = e; })
+      void this.#enqueue(() => this.#step(), true).catch((e: Error) => { this.lastError = e; })
         .finally(() => { if (!this.#timer) this.#arm(TURN_MS); });
     }, ms);
     // the timer keeps the process alive only while something is claimed
@@ -261,12 +287,20 @@ export class Holder implements AsyncDisposable {
     this.stats.appends += Number(res.appends);
     if (rc !== 0 && rc !== ERR.TICKS_ENDED && rc !== ERR.NOMEM) check(rc, "step");
     const n = Number(res.n_events);
+    // the events are read in place (holder.h: borrowed until the next
+    // step), field by field, in slices: no object per event is made but
+    // for the few the claims need, so 10^4 renewals make little garbage
+    const size = EV.size;
+    const view = n ? new DataView(koffi.view(res.events, n * size)) : null;
     for (let i = 0; i < n; i += EVENT_SLICE) {
       if (i > 0) await yieldLoop();
       if (this.#closed) return;
-      const m = Math.min(EVENT_SLICE, n - i);
-      const evs = koffi.decode(res.events, i * koffi.sizeof(dls_holder_event), dls_holder_event, m) as any[];
-      for (const e of evs) this.#dispatch(e);
+      const t0 = performance.now();
+      this.#ticks!.now();                       // one reading for the slice's snapshots
+      this.#sliceT0 = t0;
+      const end = Math.min(n, i + EVENT_SLICE);
+      for (let k = i; k < end; k++) this.#dispatch(view!, k * size);
+      this.#timed(t0);
     }
     let next = TURN_MS;
     if (res.more) next = 0;
@@ -276,19 +310,34 @@ export class Holder implements AsyncDisposable {
     this.#arm(next);
   }
 
-  #dispatch(raw: any): void {
-    const kind = EVENT_KIND[raw.kind] ?? String(raw.kind);
+  /** The longest synchronous section of the package on the loop (ms). */
+  #timed(t0: number): void {
+    const ms = performance.now() - t0;
+    if (ms > this.stats.maxSyncMs) this.stats.maxSyncMs = ms;
+  }
+
+  #dispatch(v: DataView, o: number): void {
+    const code = v.getInt32(o + EV.kind, true);
+    const lease = Number(v.getBigUint64(o + EV.lease, true));
     this.stats.events++;
-    const lease = Number(raw.lease);
-    const proposal = Number(raw.proposal);
-    const text = raw.text_len ? String(raw.text) : "";
-    if (kind === "renewed") {
+    if (code === 4 && this.onEvent === null) {          // renewed: the common case
       this.stats.renewed++;
+      const l = this.#leases.get(lease);
+      if (l) this.#snapshot(l, this.#sliceT0);
+      return;
     }
+    const kind = EVENT_KIND[code] ?? String(code);
+    const proposal = Number(v.getBigUint64(o + EV.proposal, true));
+    const cause = v.getInt32(o + EV.cause, true);
+    const textLen = Math.min(Number(v.getBigUint64(o + EV.text_len, true)), 319);
+    const text = textLen ? Buffer.from(v.buffer, v.byteOffset + o + EV.text, textLen).toString("utf8") : "";
+    if (kind === "renewed") this.stats.renewed++;
     if (this.onEvent) {
-      this.onEvent({ kind, lease, proposal, reading: Number(raw.reading), seq: Number(raw.seq),
-        cause: kind === "lapsed" ? C.cause_name(raw.cause) as string : null,
-        error: raw.error ? new DaoleaseError(raw.error).name : null, text });
+      const err = v.getInt32(o + EV.error, true);
+      this.onEvent({ kind, lease, proposal, reading: Number(v.getBigUint64(o + EV.reading, true)),
+        seq: Number(v.getBigUint64(o + EV.seq, true)),
+        cause: kind === "lapsed" ? C.cause_name(cause) as string : null,
+        error: err ? new DaoleaseError(err).name : null, text });
     }
     const w = proposal ? this.#waiters.get(proposal) : undefined;
     if (kind === "granted" && w) {
@@ -303,7 +352,7 @@ export class Holder implements AsyncDisposable {
         : new DaoleaseError(-207, "the grant registers another medium than the holder's own", String(w.subject)));
     } else if ((kind === "bound" || kind === "lapsed") && this.#leases.has(lease)) {
       const l = this.#leases.get(lease)!;
-      const why = kind === "lapsed" ? `was reclaimed by the grantor (cause ${C.cause_name(raw.cause)})`
+      const why = kind === "lapsed" ? `was reclaimed by the grantor (cause ${C.cause_name(cause)})`
         : text ? `reached its bound: ${text}` : "reached its bound (renewals did not succeed)";
       l.lose(`lease ${lease} on ${String(l.subject)} ${why}`);
       this.#leases.delete(lease);
@@ -315,13 +364,15 @@ export class Holder implements AsyncDisposable {
   /* The library's answer for l now, kept with the time read before the
    * reading (so that aging it by the time elapsed since never overstates
    * what is left). Only when no call is in flight. */
-  #snapshot(l: Lease): number {
-    const t0 = performance.now();
-    this.#ticks!.now();
-    const ns = [0];
-    const rc = C.holder_remaining(this.#h, l.token, ns) as number;
+  #snapshot(l: Lease, sliceT0?: number): number {
+    let t0 = sliceT0;
+    if (t0 === undefined) {
+      t0 = performance.now();
+      this.#ticks!.now();
+    }
+    const rc = C.holder_remaining(this.#h, l.token, this.#ns) as number;
     l.snapT0 = t0;
-    l.snapNs = rc === 0 ? Number(ns[0]) : 0;
+    l.snapNs = rc === 0 ? Number(this.#ns[0]) : 0;
     return l.snapNs;
   }
 
