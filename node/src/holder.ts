@@ -19,7 +19,7 @@ import { duration as cDuration, Duration, encodeSubject, str, Subject } from "./
 const TURN_MS = 50;
 /** Events decoded per turn of the loop (a step's events are read in slices
  * so that 10^4 of them never hold the loop). */
-const EVENT_SLICE = 256;
+const EVENT_SLICE = 64;
 /** dls_holder_event's size and field offsets, as koffi lays it out
  * (test/layout.test.js compares them with the C compiler's). */
 const EV = {
@@ -83,7 +83,8 @@ export class Lease implements AsyncDisposable {
   readonly token: number;
   readonly subject: Subject;
   readonly #holder: Holder;
-  readonly #ctl = new AbortController();
+  // made on first use: 10^4 leases need not carry 10^4 controllers
+  #ctl: AbortController | null = null;
   #released = false;
   #lostReason: string | null = null;
   /* the newest answer of the library: remaining ns, and the time (ms,
@@ -98,7 +99,13 @@ export class Lease implements AsyncDisposable {
   }
   /** Fired (with a LeaseLost reason) when the lease is lost: its bound
    * passed or the grantor recorded it lapsed. */
-  get signal(): AbortSignal { return this.#ctl.signal; }
+  get signal(): AbortSignal {
+    if (this.#ctl === null) {
+      this.#ctl = new AbortController();
+      if (this.#lostReason !== null) this.#ctl.abort(new LeaseLost(this.#lostReason));
+    }
+    return this.#ctl.signal;
+  }
   get lost(): boolean { return this.#lostReason !== null; }
   get lostReason(): string | null { return this.#lostReason; }
   get released(): boolean { return this.#released; }
@@ -133,7 +140,7 @@ export class Lease implements AsyncDisposable {
   lose(reason: string): void {
     if (this.#lostReason !== null || this.#released) return;
     this.#lostReason = reason;
-    this.#ctl.abort(new LeaseLost(reason));
+    this.#ctl?.abort(new LeaseLost(reason));
   }
 }
 
