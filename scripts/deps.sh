@@ -46,3 +46,11 @@ if [ ${#missing[@]} -gt 0 ]; then
   apt_get update -qq
   apt_get install -y -qq --no-install-recommends "${missing[@]}"
 fi
+# The Node package (docs/node.md) needs node >= 20 and npm; a machine that
+# has them (e.g. from another source) keeps its own, else Debian's.
+if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+  echo "deps: installing nodejs npm" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends nodejs npm >/dev/null
+fi
