@@ -108,11 +108,16 @@ unit=$root/lib/systemd/system/daolease-judge@.service
 grep -qx 'Type=notify' "$unit" && grep -qx 'RestartPreventExitStatus=78' "$unit"
 grep -q '^WatchdogSec=' "$unit"
 mkdir units
-sed "s|^ExecStart=/usr/bin/daolease|ExecStart=$bin|" "$unit" > "units/daolease-judge@.service"
+standby=$root/lib/systemd/system/daolease-judge-standby@.service
+grep -qx "ExecStart=/usr/bin/daolease judge --standby --config /etc/daolease/%i.json" "$standby"
+for u in daolease-judge@ daolease-judge-standby@; do
+  sed "s|^ExecStart=/usr/bin/daolease|ExecStart=$bin|" "$root/lib/systemd/system/$u.service" > "units/$u.service"
+done
 if command -v systemd-analyze > /dev/null; then
-  (cd units && systemd-analyze verify --man=no ./daolease-judge@demo.service) > verify.out 2>&1 || true
+  (cd units && systemd-analyze verify --man=no ./daolease-judge@demo.service \
+     ./daolease-judge-standby@demo.service) > verify.out 2>&1 || true
   if [ -s verify.out ]; then cat verify.out; exit 1; fi
-  step "systemd-analyze verify daolease-judge@demo.service: clean"
+  step "systemd-analyze verify daolease-judge@demo.service daolease-judge-standby@demo.service: clean"
 else
   step "systemd-analyze not installed: unit not verified"
 fi
