@@ -20,7 +20,7 @@ t() { # t "EXPECTED WORDS" WORD...
 }
 t "stream status" daolease st
 t "--journal" daolease status --jo
-t "create seal" daolease stream ""
+t "create seal repair" daolease stream ""
 t "encode" daolease fact e
 t "--follow --from" daolease dump --f
 [ "$fail" -eq 0 ] && echo "completion: 5 cases passed"

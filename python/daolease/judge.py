@@ -174,7 +174,7 @@ class Judge:
                    Stream.open(c["journal"], append=True, create=True, sync=sync,
                                exclusive=True))
         media = [(Stream.open(p), party) for p, party in c["media"]]
-        return cls(Secret.load(c["key"]), journal, media, Keyring.load(c["keyring"]),
+        j = cls(Secret.load(c["key"]), journal, media, Keyring.load(c["keyring"]),
                    tolerance=c.get("tolerance", {"ms": 250}),
                    cadence=c.get("cadence", {"ms": 100}), reclaim=reclaim, policy=policy,
                    granted=granted,
@@ -183,6 +183,11 @@ class Judge:
                    max_duration=c.get("max_duration", {"h": 1}), tenure_max=c.get("max"),
                    lock_delay=c.get("lock_delay"), standby=standby,
                    heartbeat=c.get("heartbeat"), took_over=took_over)
+        # the streams it opened are the judge's: close() closes them, so the
+        # journal's writer lock goes with the judge (a standby on the same
+        # file takes over then; docs/standby.md)
+        j._owned = [journal] + [m for m, _ in media]
+        return j
 
     # ---- callbacks ------------------------------------------------------------
 
@@ -352,13 +357,17 @@ class Judge:
             raise DaoleaseError(lib.DLS_ERR_STATE, "the judge is closed")
 
     def close(self) -> None:
-        """Frees the judge and releases the journal lock."""
+        """Frees the judge and releases the journal lock; a judge made by
+        from_config also closes the streams it opened."""
         if getattr(self, "_j", None) is not None:
             with self._lock:
                 lib.dls_judge_del(self._j)
                 self._j = None
         if getattr(self, "_borrowed", None):
             self._unborrow()
+        owned, self._owned = getattr(self, "_owned", []), []
+        for stream in owned:
+            stream.close()
 
     def _unborrow(self) -> None:
         borrowed, self._borrowed = self._borrowed, []
