@@ -22,7 +22,8 @@
  * - Heartbeat: a quiet active judge marks once `heartbeat` has passed since
  *   its last mark, not before.
  * - Processes (cli.md, Operators: `judge --standby`): an active `daolease
- *   judge` killed with SIGKILL while an agent holds a lease; a `daolease
+ *   judge` stopped (SIGSTOP) then continued: the standby keeps following;
+ *   then killed with SIGKILL while an agent holds a lease; a `daolease
  *   judge --standby` on the same configuration says it follows and how far
  *   behind it is, says once that it took over, then judges (the agent's
  *   release is reclaimed by it) and the journal audits clean with one
@@ -998,6 +999,12 @@ static void test_cli_standby_takes_over_after_sigkill(void **state)
         spawn("cd %s && exec %s judge --standby --config judge.json > s.out 2> s.err", d, bin);
     /* it says it follows, and how far behind the journal it is */
     assert_true(wait_for(10000, d, "grep -q '\"standby\": true, .*\"behind\": {\"records\"' s.out"));
+    /* a stopped, not dead, judge keeps its lock: the standby keeps following
+     * (docs/standby.md, What it does not guarantee) */
+    assert_int_equal(kill(active, SIGSTOP), 0);
+    sleep_ms(2500); /* longer than 3 × heartbeat + tolerance: no guess is made */
+    assert_int_equal(run_sh("cd %s && ! grep -q took_over s.out", d), 0);
+    assert_int_equal(kill(active, SIGCONT), 0);
     pid_t agent = spawn("cd %s && exec %s run --config run.json --subject s1 -- sleep 4 "
                         "> run.out 2>&1", d, bin);
     assert_true(wait_for(15000, d, "grep -q '\"granted\": 1' j1.out"));

@@ -17,6 +17,8 @@ import { duration as cDuration, Duration, encodeSubject, str, Subject } from "./
 
 /** The longest wait between two steps (ms). */
 const TURN_MS = 50;
+/** The shortest wait between two timed steps (ms). */
+const STEP_GAP_MS = 10;
 /** Events decoded per turn of the loop (a step's events are read in slices
  * so that 10^4 of them never hold the loop). */
 const EVENT_SLICE = 64;
@@ -312,7 +314,10 @@ export class Holder implements AsyncDisposable {
     let next = TURN_MS;
     if (res.more) next = 0;
     else if (res.has_next && res.has_now) {
-      next = Math.min(TURN_MS, Math.max(0, (Number(res.next_reading) - Number(res.now)) / 1e6));
+      // at least STEP_GAP_MS between steps: what falls due meanwhile is
+      // renewed in one batch (holder.md: the interval is a third of the
+      // duration, far above this gap)
+      next = Math.min(TURN_MS, Math.max(STEP_GAP_MS, (Number(res.next_reading) - Number(res.now)) / 1e6));
     }
     this.#arm(next);
   }
