@@ -105,6 +105,8 @@ static int open_journal(dls_owner *o, const dls_owner_config *c, dls_where *w)
     int rc = stat(c->journal, &st) == 0
                  ? dls_medium_open(&o->journal, c->journal, DLS_OPEN_APPEND, &ms, w)
                  : dls_medium_create(&o->journal, DLS_MEDIUM_FILE, c->journal, &ms, w);
+    if (rc == DLS_ERR_LOCKED) /* its one writer's lock: another judge holds it */
+        return fail(w, DLS_ERR_JOURNAL_LOCKED, "another judge holds the journal", 0);
     return rc ? fail(w, rc, "the journal cannot be opened", 0) : 0;
 }
 

@@ -362,10 +362,11 @@ static void test_holder_lists_under_churn(void **state)
     assert_int_equal(dls_judge_live(f->j), 400);
 }
 
-/* dls_owner_new (issue 15 item 2, the convenience assembly): a missing
- * key, a key naming another party and a missing medium fail with their
- * codes, the medium's index in w.offset and nothing left open; a good
- * configuration assembles a judge that passes. */
+/* dls_owner_new (include/daolease/owner.h, the convenience assembly): a
+ * missing key, a key naming another party and a missing medium fail with
+ * their codes, the medium's index in w.offset and nothing left open; a good
+ * configuration assembles a judge that passes; a second owner on the same
+ * journal is refused. */
 static void test_owner_assembly_errors(void **state)
 {
     fixture *f = *state;
@@ -414,6 +415,13 @@ static void test_owner_assembly_errors(void **state)
     uint64_t wait = dls_owner_wait_ns(o, &r);
     assert_true(wait >= 100000 && wait <= 50 * MS);
     assert_non_null(dls_owner_judge(o));
+    /* judge.md, Assembly: one judge at a time holds the journal; a second
+     * owner on the same configuration is refused with the judge's code */
+    dls_owner *second = (dls_owner *)1;
+    memset(&w, 0, sizeof w);
+    assert_int_equal(dls_owner_new(&second, &c, &cb, f, &w), DLS_ERR_JOURNAL_LOCKED);
+    assert_null(second);
+    assert_non_null(w.reason);
     dls_owner_del(o);
 }
 

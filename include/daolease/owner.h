@@ -78,7 +78,9 @@ typedef struct dls_owner dls_owner;
  * Errors: DLS_ERR_INVAL (a required key missing, a medium "PATH=" with an
  * empty party), DLS_ERR_NO_GRANTOR (the key's name is not `party`), the
  * errors of dls_secret_load, dls_keyring_load, dls_medium_open /
- * dls_medium_create, dls_tick_new and dls_judge_new. */
+ * dls_medium_create, dls_tick_new and dls_judge_new; DLS_ERR_JOURNAL_LOCKED
+ * also when the journal's writer lock is held (another judge: the journal
+ * is opened for its one writer, judge.md "Failure of the journal"). */
 DLS_EXPORT int dls_owner_new(dls_owner **out, const dls_owner_config *c,
                              const dls_judge_callbacks *cb, void *user_data, dls_where *w);
 

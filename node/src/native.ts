@@ -28,6 +28,7 @@ const lib = koffi.load(libraryPath);
 
 export const dls_where = koffi.struct("dls_where", {
   offset: "uint64_t", line: "uint64_t", reason: "const char *", rule: "int", sys_errno: "int",
+  count: "uint64_t",
 });
 export const dls_duration = koffi.struct("dls_duration", {
   ns: "uint64_t", magnitude: "uint64_t", unit: "int",
@@ -84,7 +85,8 @@ export const dls_judge_pass_result = koffi.struct("dls_judge_pass_result", {
   pending: "uint64_t", reclaim_failed: "uint64_t", late_renewals: "uint64_t", gaps: "uint64_t",
   transport_errors: "uint64_t", budget_cuts: "uint64_t", appended: "uint64_t", live: "uint64_t",
   waiting: "uint64_t", next_due: "uint64_t", facts: "uint64_t", batches: "uint64_t",
-  behind: "uint64_t",
+  behind: "uint64_t", standby: "bool", took_over: "bool", renewals: "uint64_t",
+  late_reclaims: "uint64_t",
 });
 export const dls_judge_lease_info = koffi.struct("dls_judge_lease_info", {
   lease: "uint64_t", subject: "dls_bytes", holder: "dls_bytes", mode: "int",
@@ -98,7 +100,7 @@ export const grantedProto = koffi.proto(
   "void dls_granted_cb(void *user_data, const dls_judge_lease_info *lease)");
 export const dls_judge_callbacks = koffi.struct("dls_judge_callbacks", {
   reclaim: koffi.pointer(reclaimProto), policy: "void *", unsolicited: "void *",
-  granted: koffi.pointer(grantedProto),
+  granted: koffi.pointer(grantedProto), took_over: "void *",
 });
 export const dls_owner_config = koffi.struct("dls_owner_config", {
   party: "const char *", key: "const char *", keyring: "const char *", journal: "const char *",
@@ -189,7 +191,8 @@ export const ERROR_NAMES: Record<number, string> = {
   [-117]: "DLS_ERR_RULE7", [-120]: "DLS_ERR_JSON", [-121]: "DLS_ERR_MARK",
   [-200]: "DLS_ERR_SEALED", [-201]: "DLS_ERR_CORRUPT", [-202]: "DLS_ERR_HEADER",
   [-203]: "DLS_ERR_LOCKED", [-204]: "DLS_ERR_RETENTION", [-205]: "DLS_ERR_RECORD",
-  [-206]: "DLS_ERR_TRANSPORT", [-207]: "DLS_ERR_MEDIUM_ID", [-250]: "DLS_ERR_REDIS_TYPE",
+  [-206]: "DLS_ERR_TRANSPORT", [-207]: "DLS_ERR_MEDIUM_ID",
+  [-208]: "DLS_ERR_VALID_TAIL", [-209]: "DLS_ERR_SHRUNK", [-250]: "DLS_ERR_REDIS_TYPE",
   [-300]: "DLS_ERR_KEYRING", [-301]: "DLS_ERR_KEYKIND", [-302]: "DLS_ERR_NORESOLVER",
   [-303]: "DLS_ERR_RESOLVER_MEDIUM", [-304]: "DLS_ERR_EMPTY_KEYRING",
   [-305]: "DLS_ERR_DUPLICATE", [-306]: "DLS_ERR_SODIUM", [-400]: "DLS_ERR_NO_JOURNAL",
