@@ -6,7 +6,7 @@
  * DONE or FAILED (judge.md, "Reclaim answers": both leave the lease
  * pending and retried). */
 import koffi from "koffi";
-import { C, dls_duration, dls_judge_lease_info, grantedProto, reclaimProto } from "./native.js";
+import { C, dls_judge_lease_info, grantedProto, reclaimProto } from "./native.js";
 import { check, DaoleaseError, newWhere } from "./errors.js";
 import { loadConfig } from "./config.js";
 import { syncCode, Ptr } from "./parts.js";
@@ -222,5 +222,4 @@ export class Judge implements Disposable {
   [Symbol.dispose](): void { this.close(); }
 }
 
-void dls_duration;
 export type { Duration };

@@ -1,7 +1,7 @@
 /* Streams, keys and the operators' reports. */
 import koffi from "koffi";
 import { execFile } from "node:child_process";
-import { existsSync, writeFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { C } from "./native.js";
@@ -188,4 +188,3 @@ export async function status(journal: string, opts: { media?: MediumArg[]; grant
   return { leases: lines.filter((l) => l.summary !== true), summary: lines.find((l) => l.summary === true) ?? null };
 }
 
-void writeFileSync;

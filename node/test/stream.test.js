@@ -3,7 +3,7 @@
 // docs/cli.md status).
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { readFileSync, statSync } from "node:fs";
+import { statSync } from "node:fs";
 import { Holder, Stream, keygen, status } from "../dist/index.js";
 import { Site, judgeProcess } from "./helpers.js";
 
@@ -41,7 +41,6 @@ test("keygen writes NAME.secret with mode 0600 and returns its keyring line; twi
   assert.equal(statSync(site.path("agent-9.secret")).mode & 0o777, 0o600);
   assert.throws(() => keygen("agent-9", site.dir), { name: "DLS_ERR_EXISTS" });
   assert.match(keygen("mac-1", site.dir, { mac: true }), /^mac-1 mac /);
-  void readFileSync;
   site.cleanup();
 });
 
