@@ -231,7 +231,7 @@ int dls_judge_medium_view_of(const dls_judge *j, size_t i, dls_judge_medium_view
         .drained = m->drained,
         .facts = m->facts,
         .gaps = m->gaps,
-        .position = jm_position(m),
+        .position = m->c || m->has_held ? jm_position(m) : 0, /* a standby: no cursor yet */
         .failing = m->in_run,
         .failing_since = m->in_run ? m->fail_since : 0,
         .ended = m->retired,

@@ -781,6 +781,52 @@ static void test_serve_demo(void **state)
 }
 
 /* A non-loopback address needs "http_public" (docs/observe.md, Security). */
+/* docs/observe.md, metrics (and docs/standby.md): a standby judge serves
+ * the same endpoint; its /metrics says it follows and how far behind the
+ * journal it is, and that it took over once its judge was killed. */
+static void test_standby_metrics(void **state)
+{
+    site *s = *state;
+    int port = free_port();
+    pid_t standby = spawn("exec '%s' judge --standby --config %s/judge.json --http 127.0.0.1:%d "
+                          "> %s/standby.out 2> %s/standby.err", bin(), s->dir, port, s->dir,
+                          s->dir);
+    char *m = NULL;
+    int st = -1;
+    for (int i = 0; i < 100 && st != 200; i++) {
+        sleep_ms(50);
+        free(m);
+        m = NULL;
+        st = http_get(port, "/metrics", &m);
+        if (st == 200 && !strstr(payload(m), "daolease_standby_following"))
+            st = -1; /* published before its first step */
+    }
+    assert_int_equal(st, 200);
+    assert_int_equal((int)metric(payload(m), "daolease_standby_following"), 1);
+    assert_true(metric(payload(m), "daolease_standby_behind_records") >= 0);
+    promtool_check(s->dir, payload(m));
+    free(m);
+    m = NULL;
+    /* the active judge has no standby series */
+    assert_int_equal(http_get(s->port, "/metrics", &m), 200);
+    assert_null(strstr(payload(m), "daolease_standby_"));
+    free(m);
+    m = NULL;
+    stop(&s->judge, SIGKILL);
+    double following = 1;
+    for (int i = 0; i < 200 && following != 0; i++) {
+        sleep_ms(50);
+        free(m);
+        m = NULL;
+        if (http_get(port, "/metrics", &m) == 200)
+            following = metric(payload(m), "daolease_standby_following");
+    }
+    assert_true(following == 0);
+    promtool_check(s->dir, payload(m));
+    free(m);
+    stop(&standby, SIGINT);
+}
+
 static void test_loopback_only(void **state)
 {
     site *s = *state;
@@ -803,7 +849,10 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_bad_requests, setup, teardown),
         cmocka_unit_test_setup_teardown(test_browser, setup, teardown),
         cmocka_unit_test_setup_teardown(test_serve_demo, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_standby_metrics, setup, teardown),
         cmocka_unit_test_setup_teardown(test_loopback_only, setup, teardown),
     };
+    if (getenv("DLS_ONLY")) /* run one test by name (e.g. while iterating) */
+        cmocka_set_test_filter(getenv("DLS_ONLY"));
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

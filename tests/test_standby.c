@@ -48,6 +48,7 @@
 #include "daolease/checkpoint.h"
 #include "daolease/fact.h"
 #include "daolease/judge.h"
+#include "daolease/judge_view.h"
 #include "daolease/mark.h"
 #include "daolease/stream.h"
 #include "judge/internal.h" /* a lease's evidence flag (snapshots) */
@@ -345,6 +346,13 @@ static void compare_now(follow_ctx *f)
     assert_int_equal(dls_judge_standby_status(f->standby, &si), 0);
     assert_true(si.standby);
     assert_int_equal(si.behind_records, 0); /* it read the journal to its end */
+    /* include/daolease/judge_view.h: a following standby drains no medium
+     * itself (its view answers, position 0), as the metrics read it */
+    for (size_t i = 0; i < s.nmedia; i++) {
+        dls_judge_medium_view v;
+        assert_int_equal(dls_judge_medium_view_of(f->standby, i, &v), 0);
+        assert_int_equal(v.position, 0);
+    }
     f->compared++;
 }
 

@@ -212,6 +212,14 @@ static int fill(obs_live *o, dls_judge *j, obs_snap *s)
     s->cadence_ns = o->cadence_ns;
     s->has_checkpoint = o->has_checkpoint;
     s->checkpoint_age_seconds = o->checkpoint_age;
+    dls_judge_standby_info si;
+    if (dls_judge_standby_status(j, &si) == 0 && (si.standby || si.took_over)) {
+        s->has_standby = true;
+        s->standby_following = si.standby;
+        s->standby_behind_records = si.behind_records;
+        s->standby_behind_bytes = si.behind_bytes;
+        s->standby_behind_passes = si.behind_passes;
+    }
     s->media = calloc(o->nmedia ? o->nmedia : 1, sizeof *s->media);
     if (!s->media)
         return DLS_ERR_NOMEM;

@@ -413,6 +413,18 @@ static int judge_metrics(const obs_snap *s, dls_jbuf *b)
         rc |= put_f(b, "daolease_judge_checkpoint_age_seconds %.3f\n",
                     s->checkpoint_age_seconds);
     }
+    if (s->has_standby) { /* docs/standby.md: how far behind the journal */
+        rc |= one(b, "daolease_standby_following", "gauge",
+                  "1 while this standby judge follows the journal, 0 once it took over.",
+                  s->standby_following);
+        rc |= one(b, "daolease_standby_behind_records", "gauge",
+                  "Journal records this standby has not applied yet.", s->standby_behind_records);
+        rc |= one(b, "daolease_standby_behind_bytes", "gauge",
+                  "Journal bytes this standby has not applied yet.", s->standby_behind_bytes);
+        rc |= one(b, "daolease_standby_behind_passes", "gauge",
+                  "Pass marks on the journal this standby has not applied yet.",
+                  s->standby_behind_passes);
+    }
     if (s->last_pass_unix > 0) {
         rc |= head(b, "daolease_judge_last_pass_timestamp_seconds", "gauge",
                    "Host clock (Unix seconds) at the last pass.");

@@ -94,6 +94,9 @@ typedef struct obs_snap {
     uint64_t journal_bytes;
     bool has_checkpoint;
     double checkpoint_age_seconds;
+    /* a judge started as a standby (docs/standby.md): following, or took over */
+    bool has_standby, standby_following;
+    uint64_t standby_behind_records, standby_behind_bytes, standby_behind_passes;
     double published_unix;    /* the host clock when published */
     double last_pass_unix;    /* the host clock at the last pass */
     uint64_t cadence_ns;

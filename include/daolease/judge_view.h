@@ -74,7 +74,10 @@ typedef struct dls_judge_medium_view {
     uint64_t drained;         /* records drained */
     uint64_t facts;           /* facts they carried */
     uint64_t gaps;            /* gaps met (records evicted or trimmed unread) */
-    uint64_t position;        /* the next position to drain */
+    uint64_t position;        /* the next position to drain (0 on a standby
+                                 that follows: it drains no medium itself;
+                                 dls_judge_standby_status says how far it
+                                 followed) */
     bool failing;             /* transport-error or budget cut at the last pass */
     uint64_t failing_since;   /* the now of the failing run's first pass */
     bool ended;               /* sealed: read to its end */
