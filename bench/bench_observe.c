@@ -58,6 +58,7 @@
 #include "daolease/medium_impl.h"
 #include "daolease/stream.h"
 #include "common.h"
+#include "sink.h"
 
 #define HOLDERS 64
 #define CLIENTS 200
@@ -81,47 +82,6 @@ static void check(int rc, const char *what)
         exit(1);
     }
 }
-
-/* ---- a journal that keeps nothing (as bench_judge) ------------------------------------- */
-
-typedef struct sink {
-    uint64_t next;
-} sink;
-
-static int sink_batch(void *impl, const uint8_t *const *recs, const size_t *lens, size_t count,
-                      uint64_t *first, dls_where *w)
-{
-    (void)recs, (void)lens, (void)w;
-    sink *s = impl;
-    *first = s->next;
-    s->next += count;
-    return 0;
-}
-
-static int sink_cursor_new(void *impl, uint64_t from, void **out)
-{
-    (void)impl, (void)from;
-    *out = malloc(1);
-    return *out ? 0 : DLS_ERR_NOMEM;
-}
-
-static dls_next sink_next(void *c, dls_record *rec, dls_where *w)
-{
-    (void)c, (void)rec, (void)w;
-    return DLS_NEXT_BLOCKED;
-}
-
-static void sink_cursor_del(void *c) { free(c); }
-static void sink_del(void *impl) { free(impl); }
-
-static const dls_medium_ops sink_ops = {
-    .kind_name = "sink",
-    .append_batch = sink_batch,
-    .cursor_new = sink_cursor_new,
-    .cursor_next = sink_next,
-    .cursor_del = sink_cursor_del,
-    .del = sink_del,
-};
 
 /* ---- the judge ------------------------------------------------------------------------- */
 
