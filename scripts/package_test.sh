@@ -54,9 +54,10 @@ flags=$(pkg-config --cflags --libs daolease)
 case "$flags" in *"$root"/usr/include*) ;; *) echo "pkg-config: $flags"; exit 1 ;; esac
 mkdir fp
 cc -std=c11 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Werror "$src/docs/examples/first_pass.c" -o first_pass $flags
-ldd ./first_pass | grep -q "$libdir/libdaolease.so.1"
-./first_pass fp > fp.out
-grep -q 'granted lease 1 to agent-1' fp.out && grep -q 'reclaim lease 1: silence' fp.out
+ldd ./first_pass | grep -q "$libdir/libdaolease.so.1" || { ldd ./first_pass; exit 1; }
+./first_pass fp > fp.out 2>&1 || { echo "first_pass: exit $?"; cat fp.out; exit 1; }
+grep -q 'granted lease 1 to agent-1' fp.out && grep -q 'reclaim lease 1: silence' fp.out ||
+  { cat fp.out; exit 1; }
 unset PKG_CONFIG_PATH PKG_CONFIG_SYSROOT_DIR
 step "a C program built with pkg-config against libdaolease-dev"
 

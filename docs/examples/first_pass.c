@@ -84,7 +84,7 @@ int main(int argc, char **argv)
     c.journal = "journal.dls", c.media = (const char *[]){"agent-1.dls=agent-1", NULL};
     dls_judge_callbacks cb = {.reclaim = my_reclaim, .granted = my_granted};
     dls_owner *o;
-    dls_where w;
+    dls_where w = {0};
     dls_judge_pass_result r;
     if (dls_owner_new(&o, &c, &cb, NULL, &w) || dls_owner_pass(o, &r))
         return fprintf(stderr, "owner: %s\n", w.reason ? w.reason : "pass failed"), 1;
