@@ -104,7 +104,6 @@ def audit(journal: str, grantor: str, keyring: Union[str, Keyring],
         "gaps": [[int(getattr(g, "pass")), hexid(g.medium), int(getattr(g, "from")),
                   int(g.to)] for g in (s.gaps[i] for i in range(s.n_gaps))],
         "restarts": u64s(s.restarts, s.n_restarts),
-        "takeovers": u64s(s.takeovers, s.n_takeovers),
         "basis_changes": u64s(s.basis_changes, s.n_basis_changes),
         "transport_errors": [[int(getattr(g, "pass")), hexid(g.medium),
                               int(getattr(g, "from"))]
@@ -116,6 +115,11 @@ def audit(journal: str, grantor: str, keyring: Union[str, Keyring],
         "warnings": [pystr(s.warnings[i]) for i in range(s.n_warnings)],
         "failure_details": [pystr(s.failure_details[i]) for i in range(s.n_failure_details)],
     }
+    if s.n_takeovers:  # revision 5: after "restarts", absent when none (as the CLI)
+        takeovers = u64s(s.takeovers, s.n_takeovers)
+        reports = dict(kv for k, v in reports.items()
+                       for kv in ([(k, v), ("takeovers", takeovers)] if k == "restarts"
+                                  else [(k, v)]))
     # present only when they apply, as in `daolease audit --json`
     # (docs/audit.md, "A journal that starts at a checkpoint")
     if s.start_checkpoint:
