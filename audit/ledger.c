@@ -9,18 +9,8 @@
 
 #include "audit/amark.h"
 #include "daolease/attrib.h"
-#include "vocab/vec.h"
 
 /* ---- small helpers --------------------------------------------------------- */
-
-int au_grow(void **arr, size_t n, size_t *cap, size_t elem)
-{
-    dls_vec v = {*arr, n, *cap};
-    int rc = n < SIZE_MAX ? dls_vec_reserve(&v, elem, n + 1) : DLS_ERR_NOMEM;
-    *arr = v.p;
-    *cap = v.cap;
-    return rc;
-}
 
 /* The index stored under key[0..n) of t into *v (v may be NULL); false when
  * the key is absent. */

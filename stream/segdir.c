@@ -2,8 +2,9 @@
  * `medium.id` (32 lower-case hex digits and a newline), `medium.bounds`
  * (the declared bounds, docs/streams.md) and segment files named `<base
  * index as 20 decimal digits>.seg`, each a stream file with the shared id
- * and its own base index. This file names, lists, opens and creates them;
- * the writer is in segmented.c and the cursors in segcursor.c. */
+ * and its own base index. This file names, lists and opens them, and calls
+ * nothing else of the segmented medium; the writer and the creation of a
+ * new directory are in segmented.c, the cursors in segcursor.c. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -205,112 +206,6 @@ int dls_st_seg_read_bounds(st_seg *m, bool *found, dls_where *w)
     return 0;
 bad:
     return dls_st_fail(w, DLS_ERR_HEADER, 0, "medium.bounds is malformed", 0);
-}
-
-static void remove_tmpdir(const char *tmp, int dirfd)
-{
-    if (dirfd >= 0) {
-        seg_ent *v;
-        size_t n;
-        char name[SEG_NAME_LEN + 1];
-        unlinkat(dirfd, ID_FILE, 0);
-        unlinkat(dirfd, BOUNDS_FILE, 0);
-        if (dls_st_seg_list(dirfd, false, &v, &n, NULL) == 0) {
-            for (size_t i = 0; i < n; i++) {
-                dls_st_seg_name(name, v[i].base);
-                unlinkat(dirfd, name, 0);
-            }
-            free(v);
-        }
-    }
-    rmdir(tmp);
-}
-
-int dls_st_segmented_create(dls_medium **out, const char *path,
-                            const dls_medium_settings *s, dls_where *w)
-{
-    if (s->segment_bytes < DLS_STREAM_HEADER_LEN)
-        return dls_st_fail(w, DLS_ERR_INVAL, 0, "segment_bytes is below the header size", 0);
-    uint8_t id[DLS_MEDIUM_ID_LEN];
-    if (s->id)
-        memcpy(id, s->id, DLS_MEDIUM_ID_LEN);
-    else if (dls_st_random_id(id))
-        return dls_st_fail(w, DLS_ERR_SODIUM, 0, "libsodium failed to initialise", 0);
-    char suffix[17];
-    if (dls_st_random_hex(suffix))
-        return dls_st_fail(w, DLS_ERR_SODIUM, 0, "libsodium failed to initialise", 0);
-    size_t plen = strlen(path);
-    while (plen > 1 && path[plen - 1] == '/')
-        plen--; /* "dir/" names "dir" */
-    size_t len = plen + 32;
-    char *tmp = malloc(len);
-    if (!tmp)
-        return dls_st_fail(w, DLS_ERR_NOMEM, 0, "out of memory", 0);
-    snprintf(tmp, len, "%.*s.tmp-%s", (int)plen, path, suffix);
-    if (mkdir(tmp, 0755) < 0) {
-        int e = errno;
-        free(tmp);
-        return dls_st_fail(w, e == ENOENT ? DLS_ERR_NOTFOUND : DLS_ERR_IO, 0,
-                           "cannot create a temporary directory beside the medium", e);
-    }
-    int rc = 0;
-    int dirfd = open(tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dirfd < 0) {
-        rc = dls_st_fail(w, DLS_ERR_IO, 0, "cannot open the new directory", errno);
-        goto fail;
-    }
-    char idtext[2 * DLS_MEDIUM_ID_LEN + 1];
-    sodium_bin2hex(idtext, sizeof idtext, id, DLS_MEDIUM_ID_LEN);
-    idtext[2 * DLS_MEDIUM_ID_LEN] = '\n';
-    if ((rc = dls_st_create_file_at(dirfd, ID_FILE, (const uint8_t *)idtext, sizeof idtext,
-                                    NULL, w)))
-        goto fail;
-    char bounds[160];
-    int bl = snprintf(bounds, sizeof bounds,
-                      "segment_bytes %" PRIu64 "\nretain_segments %" PRIu64
-                      "\nretain_bytes %" PRIu64 "\n",
-                      s->segment_bytes, s->retain_segments, s->retain_bytes);
-    if ((rc = dls_st_create_file_at(dirfd, BOUNDS_FILE, (const uint8_t *)bounds, (size_t)bl,
-                                    NULL, w)))
-        goto fail;
-    uint8_t h[DLS_STREAM_HEADER_LEN];
-    char name[SEG_NAME_LEN + 1];
-    dls_st_header_encode(h, id, 0);
-    dls_st_seg_name(name, 0);
-    if ((rc = dls_st_create_file_at(dirfd, name, h, sizeof h, NULL, w)))
-        goto fail;
-    if (renameat2(AT_FDCWD, tmp, AT_FDCWD, path, RENAME_NOREPLACE) < 0) {
-        int e = errno;
-        if (e == EINVAL || e == ENOSYS) {
-            /* No RENAME_NOREPLACE here: rename() never replaces a
-             * non-empty directory, and an existing file is refused. */
-            struct stat st;
-            if (lstat(path, &st) == 0)
-                e = EEXIST;
-            else if (rename(tmp, path) == 0)
-                e = 0;
-            else
-                e = errno;
-        }
-        if (e) {
-            rc = dls_st_fail(w, e == EEXIST || e == ENOTEMPTY ? DLS_ERR_EXISTS : DLS_ERR_IO, 0,
-                             e == EEXIST || e == ENOTEMPTY ? "the path exists already"
-                                                           : "cannot give the new directory its name",
-                             e);
-            goto fail;
-        }
-    }
-    close(dirfd);
-    free(tmp);
-    if ((rc = dls_st_fsync_dir(AT_FDCWD, path, w)))
-        return rc;
-    return dls_st_segmented_open(out, path, DLS_OPEN_APPEND, s, w);
-fail:
-    remove_tmpdir(tmp, dirfd);
-    if (dirfd >= 0)
-        close(dirfd);
-    free(tmp);
-    return rc;
 }
 
 /* Walks one segment that is not the newest to its end. 0 with *count its
