@@ -30,78 +30,6 @@ int hld_own_process(dls_holder *h)
     return DLS_ERR_STATE;
 }
 
-dls_holder_event *hld_event_push(dls_holder *h, dls_holder_event_kind kind,
-                                    uint64_t lease, uint64_t proposal)
-{
-    dls_holder_event *e = dls_vec_push(&h->ev, sizeof *e);
-    if (!e) {
-        h->events_lost++;
-        return NULL;
-    }
-    memset(e, 0, offsetof(dls_holder_event, text) + 1);
-    e->kind = kind;
-    e->lease = lease;
-    e->proposal = proposal;
-    e->reading = h->now;
-    return e;
-}
-
-void hld_event_text(dls_holder_event *e, const void *p, size_t n)
-{
-    if (!e)
-        return;
-    if (n > DLS_HOLDER_TEXT_MAX - 1)
-        n = DLS_HOLDER_TEXT_MAX - 1;
-    if (n)
-        memcpy(e->text, p, n);
-    e->text[n] = '\0';
-    e->text_len = n;
-}
-
-/* The proposal whose encoded id is exactly `enc`, or NULL. */
-hprop *hld_find_prop(dls_holder *h, dls_bytes enc)
-{
-    if (enc.n != PROP_ENC_LEN)
-        return NULL;
-    for (size_t i = 0; i < h->nprops; i++)
-        if (memcmp(h->props[i].id, enc.p, PROP_ENC_LEN) == 0)
-            return &h->props[i];
-    return NULL;
-}
-
-void hld_drop_prop(dls_holder *h, hprop *p)
-{
-    size_t i = (size_t)(p - h->props);
-    h->props[i] = h->props[--h->nprops];
-}
-
-uint64_t hld_lease_bound(const hlease *l)
-{
-    /* holder.md rev 4: only a confirmed renewal extends the bound */
-    return dls_holder_bound_of(l->observed, l->confirmed, l->confirmed_reading,
-                               l->duration.ns, l->has_max, l->max.ns);
-}
-/* ---- writing the holder's own records -------------------------------------- */
-
-/* Encodes f, seals it when the holder has a secret, appends it. */
-int hld_append_fact(dls_holder *h, const dls_fact *f, uint64_t *pos)
-{
-    size_t flen = 0;
-    int rc = dls_fact_encode(f, h->fact, sizeof h->fact, &flen);
-    if (rc != 0)
-        return rc;
-    const uint8_t *rec = h->fact;
-    size_t rlen = flen;
-    if (h->secret) {
-        rc = dls_envelope_seal(h->secret, h->medium_id, h->fact, flen, h->env,
-                               sizeof h->env, &rlen);
-        if (rc != 0)
-            return rc;
-        rec = h->env;
-    }
-    return dls_medium_append(h->medium, rec, rlen, pos, NULL);
-}
-
 static int append_release(dls_holder *h, uint64_t lease, bool commit)
 {
     dls_fact f;
@@ -223,16 +151,6 @@ static void drain_ticks(dls_holder *h, dls_holder_result *r)
         if (r)
             r->ticks++;
     }
-}
-
-void hld_lose(dls_holder *h, hlease *l, const char *why)
-{
-    l->state = DLS_HOLDER_AT_BOUND;
-    l->bound_unreported = false;
-    l->npend = 0;
-    hld_sched_update(h, l);
-    dls_holder_event *e = hld_event_push(h, DLS_HOLDER_BOUND, l->id, l->proposal);
-    hld_event_text(e, why, strlen(why));
 }
 
 /* Why a lease reached its bound, naming how far behind confirmation is

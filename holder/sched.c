@@ -188,3 +188,14 @@ bool hld_sched_next(const dls_holder *h, uint64_t *reading)
         *reading = best;
     return any;
 }
+
+/* A lease reached its bound: the agent must stop (holder.md). */
+void hld_lose(dls_holder *h, hlease *l, const char *why)
+{
+    l->state = DLS_HOLDER_AT_BOUND;
+    l->bound_unreported = false;
+    l->npend = 0;
+    hld_sched_update(h, l);
+    dls_holder_event *e = hld_event_push(h, DLS_HOLDER_BOUND, l->id, l->proposal);
+    hld_event_text(e, why, strlen(why));
+}

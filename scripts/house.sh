@@ -85,7 +85,6 @@ EXCEPTIONS='
 file judge/checkpoint.c          # the checkpoint writer and its plan; to be split into a checkpoint component
 func judge/checkpoint_codec.c:read_value # one case per checkpoint field; to become a table of field readers
 func audit/replay.c:au_process_mark     # one branch per mark kind; to be split by kind
-loop holder/batch.c holder/holder.c holder/journal.c holder/sched.c  # helpers defined in holder.c; to move to a bottom file
 loop stream/file.c stream/jetstream/jetstream.c stream/jetstream/settings.c stream/jetstream/url.c stream/medium.c stream/open.c stream/segmented.c stream/sync.c stream/tail.c stream/torn.c  # open.c and medium.c dispatch to each medium, which calls their helpers back; to split the dispatch from the helpers
 loop stream/redis/append.c stream/redis/cursor.c stream/redis/fence.c stream/redis/redis.c  # fence.c and redis.c call each other; to move the shared helpers to a bottom file
 loop judge/apply.c judge/assembly.c judge/checkpoint_load.c judge/journal.c judge/judge.c judge/leases.c judge/ledger.c judge/policy.c judge/replay.c judge/standby.c  # judge.c holds helpers the files below it call; to move to a bottom file
