@@ -1,5 +1,5 @@
 /* The audit's check of checkpoints (judge.md rev 4, Checkpoints, Audit;
- * issue 17 item 4; docs/checkpoints.md).
+ * docs/checkpoints.md).
  *
  * A commit record {"dao.judge/checkpoint": n, "dao.judge/digest": …,
  * "dao.judge/records": …} is met on the journal right after pass n's

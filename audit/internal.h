@@ -97,7 +97,7 @@ struct dls_audit {
     size_t *live;
     size_t n_live, cap_live;
     /* due leases are found with a deadline heap, never a walk of the live
-     * leases (judge.md, The pass; issue 13 item 7): candidates at a mark are
+     * leases (judge.md, The pass): candidates at a mark are
      * the leases popped from it, the leases released in the pass and those
      * the mark's due list names */
     audit_deadline *heap;

@@ -117,7 +117,7 @@ static void on_lapsed(dls_audit *a, const dls_fact *f)
     l->pub.lapsed = au_point_now(a);
     l->pub.lapsed_cause = f->cause;
     /* A reclaim that was retried is judged at the pass whose due entry
-     * recorded the conclusion (judge.md "Audit replay"; issue 12 item 15):
+     * recorded the conclusion (judge.md "Audit replay"):
      * the audit must have found the lease due by then, so an early due
      * retried until the lease was truly due is still unjustified. */
     uint64_t at = l->pub.judge_due_pass && l->pub.judge_due_pass < pass

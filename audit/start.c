@@ -1,5 +1,5 @@
 /* Starting the audit at a checkpoint when the journal's first records are
- * gone (judge.md rev 4, Checkpoints, Audit and Retention; issue 17 item 4;
+ * gone (judge.md rev 4, Checkpoints, Audit and Retention;
  * docs/audit.md "A journal that starts at a checkpoint").
  *
  * A journal retained from position 0 is replayed from there, as always.

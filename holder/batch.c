@@ -1,5 +1,5 @@
 /* The holder's writes at step 4 (holder.md "Renew at less than half the
- * duration", "Release when done"; issue 13 item 2): with settings.batch_max
+ * duration", "Release when done"): with settings.batch_max
  * of 2 or more, every renewal and retried release a step owes on the
  * holder's medium goes out in one append — with a secret, batch envelopes
  * (attribution.md revision 4: one signature each) of up to batch_max facts

@@ -49,7 +49,7 @@ static jl_lease *evidence_for(dls_judge *j, uint16_t mi, dls_bytes author, uint6
         r->ignored_unknown_lease++;
         /* Evidence of a lease the journal never granted: the journal is
          * shorter than the holders' evidence (judge.md, Restart, Lost
-         * ledger; issue 12 item 5). Noted by replay, refused at assembly. */
+         * ledger). Noted by replay, refused at assembly. */
         if (j->replaying && id > j->highest && id > j->evidence_lease) {
             j->evidence_lease = id;
             j->evidence_medium = mi;

@@ -71,7 +71,7 @@ static int check_journal(const dls_judge_settings *s, dls_where *w)
         dls_medium_kind_of(s->journal) == DLS_MEDIUM_SEGMENTED || /* flock on its directory */
         dls_redis_is_medium(s->journal))
         return 0;
-    /* issue 16 item 2: a JetStream journal is fenced by the medium itself
+    /* docs/jetstream.md: a JetStream journal is fenced by the medium itself
      * when opened exclusive (expected-last-sequence on every append) */
     if (dls_jetstream_is_exclusive(s->journal))
         return 0;
@@ -301,7 +301,7 @@ static int start_after_lost(dls_judge *j, const dls_judge_settings *s, uint64_t 
 
 /* The largest verified renewal or release id at or after the cursors'
  * starting positions that names a lease above every id the journal minted
- * (judge.md, Restart; issue 12 item 5): a journal shorter than the holders'
+ * (judge.md, Restart): a journal shorter than the holders'
  * evidence is refused, never re-granted from a lower id. */
 static int scan_evidence(dls_judge *j, const uint64_t *starts)
 {

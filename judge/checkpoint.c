@@ -1,4 +1,4 @@
-/* Checkpoints (judge.md rev 4, Checkpoints; issue 17): writing one between
+/* Checkpoints (judge.md rev 4, Checkpoints): writing one between
  * passes and restarting from the newest committed one.
  *
  * Writing: the state after the last pass that wrote a mark is encoded as

@@ -1,4 +1,4 @@
-/* Checkpoints (judge.md rev 4, Checkpoints; issue 17): restarting from the
+/* Checkpoints (judge.md rev 4, Checkpoints): restarting from the
  * newest committed one (checkpoint.c writes them).
  *
  * Restart: checkpoints newest first; the first whose commit record is on

@@ -1,4 +1,4 @@
-/* Checkpoints (judge.md rev 4, Checkpoints; issue 17 item 4): reading a
+/* Checkpoints (judge.md rev 4, Checkpoints): reading a
  * checkpoint folder and one checkpoint file — the one reader the judge's
  * restart, the audit and `daolease status` share (include/daolease/
  * checkpoint.h). Records are decoded by checkpoint_codec.c; this file walks

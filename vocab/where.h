@@ -1,4 +1,4 @@
-/* daolease — the one way to fill a dls_where (issue 14 item 6).
+/* daolease — the one way to fill a dls_where (docs/style.md, The error model).
  *
  * Every decoder, reader and loader reports where and why through a
  * caller's dls_where (include/daolease/error.h), which may be NULL. Fill it

@@ -1,4 +1,4 @@
-/* daolease — judge checkpoints (judge.md rev 4, Checkpoints; issue 17).
+/* daolease — judge checkpoints (judge.md rev 4, Checkpoints).
  *
  * A checkpoint is the judge's whole state after pass n (the last pass that
  * wrote a mark), written as a stream medium of its own — by default
