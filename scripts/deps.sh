@@ -12,7 +12,7 @@ pkgs=(meson ninja-build pkg-config gcc clang libclang-rt-14-dev
       libhiredis-dev redis-server libnats-dev nats-server python3 python3-msgpack python3-nacl
       python3-cffi python3-pytest python3-venv
       libsystemd-dev
-      valgrind jq help2man man-db
+      valgrind jq help2man man-db spin
       libmicrohttpd-dev chromium prometheus)
 wait_s=${DEPS_LOCK_WAIT:-300}
 
