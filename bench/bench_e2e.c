@@ -235,6 +235,39 @@ static pid_t load_start(double duty)
     }
 }
 
+/* E2E_LOAD_IO=1: beside the CPU load, a second child writes 8 MiB and
+ * syncs it (fdatasync) in a loop in the run's directory, as a build or a
+ * test suite beside the judge does: the judge's journal syncs wait behind
+ * it. Returns its pid, or 0. */
+static pid_t load_io_start(const config *c)
+{
+    const char *v = getenv("E2E_LOAD_IO");
+    if (!v || strcmp(v, "1") != 0)
+        return 0;
+    pid_t pid = fork();
+    if (pid < 0) {
+        perror("bench_e2e: fork");
+        exit(1);
+    }
+    if (pid > 0)
+        return pid;
+    char p[1200];
+    snprintf(p, sizeof p, "%s/io-load", c->dir);
+    static uint8_t buf[1 << 20];
+    memset(buf, 0x5a, sizeof buf);
+    for (;;) {
+        FILE *f = fopen(p, "w");
+        if (!f)
+            _exit(1);
+        for (int k = 0; k < 8; k++)
+            if (fwrite(buf, 1, sizeof buf, f) != sizeof buf)
+                _exit(1);
+        fflush(f);
+        fdatasync(fileno(f));
+        fclose(f);
+    }
+}
+
 static void load_stop(pid_t pid)
 {
     if (pid <= 0)
@@ -482,6 +515,7 @@ typedef struct outcome {
                                            its leases (-1: some holder never did) */
     uint64_t lapsed, lost;              /* leases the judge lapsed; leases the holders
                                            lost (bound or lapsed) — all renewing */
+    double made;                        /* renewals a second the holders appended */
 } outcome;
 
 static outcome run(config *c, size_t batch, double load)
@@ -524,6 +558,7 @@ static outcome run(config *c, size_t batch, double load)
         atomic_init(&clk->taken[i], 0);
     pid_t pids[1 + HOLDERS_MAX];
     pid_t loader = load_start(load);
+    pid_t io_loader = load > 0 ? load_io_start(c) : 0;
     for (size_t i = 0; i <= c->holders; i++) {
         pid_t pid = fork();
         if (pid < 0) {
@@ -552,6 +587,7 @@ static outcome run(config *c, size_t batch, double load)
             holder_cpu += cpu_s(&ru);
     }
     load_stop(loader);
+    load_stop(io_loader);
     munmap(clk, sizeof *clk);
     uint64_t window, total, renewed = 0, hwindow = 0, lost = 0;
     double jcpu_w, hcpu_w = 0, granted, taken = 0;
@@ -583,7 +619,8 @@ static outcome run(config *c, size_t batch, double load)
     outcome o = {(double)window / (c->seconds - c->warmup), jcpu_w / (double)window,
                  hcpu_w / (double)hwindow, judge_cpu * 1e6 / (double)total,
                  holder_cpu * 1e6 / (double)renewed, 0, granted, taken,
-                 read_count(c, "judge"), lost};
+                 read_count(c, "judge"), lost, 0};
+    o.made = (double)hwindow / (c->seconds - c->warmup);
     char cmd[1400];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", c->dir);
     if (system(cmd) != 0)
@@ -620,14 +657,17 @@ static void loaded(config *c, size_t b, double load, const outcome *q)
     line("e2e_renewals_per_s", b, "_loaded_of_quiet", o.rate, q->rate);
     line("judge_cpu_us_per_renewal", b, "_loaded", o.judge_us, q->judge_us);
     line("holder_cpu_us_per_renewal", b, "_loaded", o.holder_us, q->holder_us);
+    line("holder_renewals_per_s", b, "_loaded_of_demand", o.made, o.demand);
     line("judge_lapsed", b, "_loaded", (double)o.lapsed, (double)q->lapsed);
     line("holder_lost", b, "_loaded", (double)o.lost, (double)q->lost);
     fprintf(stderr,
             "bench_e2e batch %zu%s, load %.2f core: counted/demand quiet %.3f loaded %.3f; "
+            "made/demand quiet %.3f loaded %.3f; "
             "leases lapsed (judge) quiet %" PRIu64 " loaded %" PRIu64
             "; lost (holders) quiet %" PRIu64 " loaded %" PRIu64
             "; judge us/renewal quiet %.3f loaded %.3f\n",
-            b, g_suffix, load, q->rate / q->demand, o.rate / o.demand, q->lapsed, o.lapsed,
+            b, g_suffix, load, q->rate / q->demand, o.rate / o.demand, q->made / q->demand,
+            o.made / o.demand, q->lapsed, o.lapsed,
             q->lost, o.lost, q->judge_us, o.judge_us);
 }
 
