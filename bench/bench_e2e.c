@@ -118,6 +118,7 @@ static void need(int rc, const char *what)
 typedef struct config {
     double seconds, warmup;
     size_t leases, holders, batch;
+    size_t drain_per_s;  /* the judge's budget sized to the ticks (E2E_DRAIN_PER_S) */
     dls_key_kind attrib; /* the holders' keys (E2E_ATTRIB); the grantor's is always Ed25519 */
     char dir[1024];
 } config;
@@ -180,6 +181,99 @@ static void read_result(const config *c, const char *name, uint64_t *a, uint64_t
         exit(1);
     }
     fclose(f);
+}
+
+/* A second count of a child: leases the judge lapsed, or leases a holder
+ * lost (reached their bound, or saw them lapsed) — every holder here keeps
+ * renewing every lease it holds, so each is a lease of a renewing holder. */
+static void write_count(const config *c, const char *name, uint64_t n)
+{
+    char p[1200];
+    snprintf(p, sizeof p, "%s/%s.lost", c->dir, name);
+    FILE *f = fopen(p, "w");
+    if (!f || fprintf(f, "%" PRIu64 "\n", n) < 0 || fclose(f) != 0)
+        exit(1);
+}
+
+static uint64_t read_count(const config *c, const char *name)
+{
+    char p[1200];
+    snprintf(p, sizeof p, "%s/%s.lost", c->dir, name);
+    FILE *f = fopen(p, "r");
+    uint64_t n = 0;
+    if (!f || fscanf(f, "%" SCNu64, &n) != 1) {
+        fprintf(stderr, "bench_e2e: no count from %s\n", name);
+        exit(1);
+    }
+    fclose(f);
+    return n;
+}
+
+/* E2E_LOAD: a competing CPU load the run starts itself — a child that
+ * spins for duty × 10 ms of every 10 ms (duty 0.25: a quarter of a core)
+ * from before the fork of the judge and holders until they have exited.
+ * Returns its pid, or 0 without a load. */
+static pid_t load_start(double duty)
+{
+    if (duty <= 0)
+        return 0;
+    pid_t pid = fork();
+    if (pid < 0) {
+        perror("bench_e2e: fork");
+        exit(1);
+    }
+    if (pid > 0)
+        return pid;
+    uint64_t period = 10 * DLS_NS_PER_MS, busy = (uint64_t)(duty * (double)period);
+    volatile uint64_t sink = 0;
+    for (;;) {
+        uint64_t t0 = mono_ns();
+        while (mono_ns() - t0 < busy)
+            sink++;
+        if (busy < period)
+            usleep((useconds_t)((period - busy) / 1000));
+    }
+}
+
+/* E2E_LOAD_IO=1: beside the CPU load, a second child writes 8 MiB and
+ * syncs it (fdatasync) in a loop in the run's directory, as a build or a
+ * test suite beside the judge does: the judge's journal syncs wait behind
+ * it. Returns its pid, or 0. */
+static pid_t load_io_start(const config *c)
+{
+    const char *v = getenv("E2E_LOAD_IO");
+    if (!v || strcmp(v, "1") != 0)
+        return 0;
+    pid_t pid = fork();
+    if (pid < 0) {
+        perror("bench_e2e: fork");
+        exit(1);
+    }
+    if (pid > 0)
+        return pid;
+    char p[1200];
+    snprintf(p, sizeof p, "%s/io-load", c->dir);
+    static uint8_t buf[1 << 20];
+    memset(buf, 0x5a, sizeof buf);
+    for (;;) {
+        FILE *f = fopen(p, "w");
+        if (!f)
+            _exit(1);
+        for (int k = 0; k < 8; k++)
+            if (fwrite(buf, 1, sizeof buf, f) != sizeof buf)
+                _exit(1);
+        fflush(f);
+        fdatasync(fileno(f));
+        fclose(f);
+    }
+}
+
+static void load_stop(pid_t pid)
+{
+    if (pid <= 0)
+        return;
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
 }
 
 static int reclaim(void *u, dls_bytes s, uint64_t l, dls_cause cause, bool commit)
@@ -264,6 +358,7 @@ static void judge_main(const config *c, clock_shared *clk)
     st.tolerance_ns = 500 * DLS_NS_PER_MS;
     st.cadence_ns = 1000 * DLS_NS_PER_MS;
     need(dls_duration_make(&st.default_duration, DLS_UNIT_MS, 10000), "duration");
+    st.drain_per_s = c->drain_per_s;
     dls_judge_callbacks cb = {.reclaim = reclaim};
     dls_judge *j;
     need(dls_judge_new(&j, &st, &cb, NULL, NULL), "judge");
@@ -325,6 +420,7 @@ static void judge_main(const config *c, clock_shared *clk)
         fprintf(stderr, "bench_e2e: the judge lapsed %" PRIu64 " leases (holders too slow)\n",
                 lapsed);
     write_result(c, "judge", window, total, bench_cpu_s() - (cpu0 < 0 ? 0 : cpu0), granted);
+    write_count(c, "judge", lapsed);
     dls_judge_del(j);
     exit(0);
 }
@@ -365,7 +461,7 @@ static void holder_main(const config *c, size_t i, clock_shared *clk)
     hs.journal_budget = JOURNAL_BUDGET; /* taking up many grants, it renews between bites */
     dls_holder *h;
     need(dls_holder_new(&h, &p, &hs, NULL, NULL, NULL), "holder");
-    uint64_t renewed = 0, window = 0, held = 0;
+    uint64_t renewed = 0, window = 0, held = 0, lost = 0;
     double startup = -1;
     double cpu0 = -1;
     bool debug = getenv("E2E_DEBUG") != NULL;
@@ -383,6 +479,7 @@ static void holder_main(const config *c, size_t i, clock_shared *clk)
         for (size_t e = 0; e < r.n_events; e++) {
             did += r.events[e].kind == DLS_HOLDER_RENEWED;
             held += r.events[e].kind == DLS_HOLDER_GRANTED;
+            lost += r.events[e].kind == DLS_HOLDER_BOUND || r.events[e].kind == DLS_HOLDER_LAPSED;
             if (debug && r.events[e].kind != DLS_HOLDER_RENEWED)
                 fprintf(stderr, "%s: %s %s\n", name, dls_holder_event_name(r.events[e].kind),
                         r.events[e].text);
@@ -399,6 +496,7 @@ static void holder_main(const config *c, size_t i, clock_shared *clk)
             usleep(1000);
     }
     write_result(c, name, window, renewed, bench_cpu_s() - (cpu0 < 0 ? 0 : cpu0), startup);
+    write_count(c, name, lost);
     exit(0);
 }
 
@@ -415,9 +513,12 @@ typedef struct outcome {
     double granted, taken;              /* start-up: the pass that appended the last
                                            grant ended; the slowest holder held all
                                            its leases (-1: some holder never did) */
+    uint64_t lapsed, lost;              /* leases the judge lapsed; leases the holders
+                                           lost (bound or lapsed) — all renewing */
+    double made;                        /* renewals a second the holders appended */
 } outcome;
 
-static outcome run(config *c, size_t batch)
+static outcome run(config *c, size_t batch, double load)
 {
     c->batch = batch;
     size_t leases = c->leases;
@@ -456,6 +557,8 @@ static outcome run(config *c, size_t batch)
     for (size_t i = 0; i < HOLDERS_MAX; i++)
         atomic_init(&clk->taken[i], 0);
     pid_t pids[1 + HOLDERS_MAX];
+    pid_t loader = load_start(load);
+    pid_t io_loader = load > 0 ? load_io_start(c) : 0;
     for (size_t i = 0; i <= c->holders; i++) {
         pid_t pid = fork();
         if (pid < 0) {
@@ -483,8 +586,10 @@ static outcome run(config *c, size_t batch)
         else
             holder_cpu += cpu_s(&ru);
     }
+    load_stop(loader);
+    load_stop(io_loader);
     munmap(clk, sizeof *clk);
-    uint64_t window, total, renewed = 0, hwindow = 0;
+    uint64_t window, total, renewed = 0, hwindow = 0, lost = 0;
     double jcpu_w, hcpu_w = 0, granted, taken = 0;
     read_result(c, "judge", &window, &total, &jcpu_w, &granted);
     for (size_t i = 0; i < c->holders; i++) {
@@ -494,6 +599,7 @@ static outcome run(config *c, size_t batch)
         if (taken >= 0)
             taken = up < 0 ? -1 : up > taken ? up : taken;
         renewed += r;
+        lost += read_count(c, hn[i]);
         hwindow += w;
         hcpu_w += cpu;
     }
@@ -512,7 +618,9 @@ static outcome run(config *c, size_t batch)
     }
     outcome o = {(double)window / (c->seconds - c->warmup), jcpu_w / (double)window,
                  hcpu_w / (double)hwindow, judge_cpu * 1e6 / (double)total,
-                 holder_cpu * 1e6 / (double)renewed, 0, granted, taken};
+                 holder_cpu * 1e6 / (double)renewed, 0, granted, taken,
+                 read_count(c, "judge"), lost, 0};
+    o.made = (double)hwindow / (c->seconds - c->warmup);
     char cmd[1400];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", c->dir);
     if (system(cmd) != 0)
@@ -535,6 +643,33 @@ static void line(const char *name, size_t batch, const char *more, double value,
 }
 
 #define BATCHES_MAX 8
+
+/* E2E_LOAD: the same configuration again beside a competing load, and the
+ * two side by side (docs/bench.md, Overload): counted ÷ demand, leases of
+ * renewing holders lapsed (the judge's lapsed; the holders' lost: bound
+ * reached or lapsed observed), the judge's CPU a renewal. */
+static void loaded(config *c, size_t b, double load, const outcome *q)
+{
+    outcome o = run(c, b, load);
+    if (!q)
+        q = &o;
+    line("e2e_renewals_per_s", b, "_loaded_of_demand", o.rate, o.demand);
+    line("e2e_renewals_per_s", b, "_loaded_of_quiet", o.rate, q->rate);
+    line("judge_cpu_us_per_renewal", b, "_loaded", o.judge_us, q->judge_us);
+    line("holder_cpu_us_per_renewal", b, "_loaded", o.holder_us, q->holder_us);
+    line("holder_renewals_per_s", b, "_loaded_of_demand", o.made, o.demand);
+    line("judge_lapsed", b, "_loaded", (double)o.lapsed, (double)q->lapsed);
+    line("holder_lost", b, "_loaded", (double)o.lost, (double)q->lost);
+    fprintf(stderr,
+            "bench_e2e batch %zu%s, load %.2f core: counted/demand quiet %.3f loaded %.3f; "
+            "made/demand quiet %.3f loaded %.3f; "
+            "leases lapsed (judge) quiet %" PRIu64 " loaded %" PRIu64
+            "; lost (holders) quiet %" PRIu64 " loaded %" PRIu64
+            "; judge us/renewal quiet %.3f loaded %.3f\n",
+            b, g_suffix, load, q->rate / q->demand, o.rate / o.demand, q->made / q->demand,
+            o.made / o.demand, q->lapsed, o.lapsed,
+            q->lost, o.lost, q->judge_us, o.judge_us);
+}
 
 int main(int argc, char **argv)
 {
@@ -570,15 +705,35 @@ int main(int argc, char **argv)
         while (*p == ' ' || *p == ',')
             p++;
     }
+    /* E2E_DRAIN_PER_S: the judge's drain_per_s (default: its drain_budget
+     * a PASS_MS, so a pass PASS_MS after the last drains what it did before;
+     * 0: the fixed budget a pass) */
+    const char *dps = getenv("E2E_DRAIN_PER_S");
+    c.drain_per_s = dps ? strtoul(dps, NULL, 10) : 20000 * 1000 / PASS_MS;
+    /* E2E_LOAD: a competing load of this many cores (0 < load < 1) */
+    const char *ls = getenv("E2E_LOAD");
+    double load = ls ? atof(ls) : 0;
+    if (ls && (load <= 0 || load >= 1)) {
+        fprintf(stderr, "bench_e2e: E2E_LOAD is a fraction of a core, e.g. 0.25\n");
+        return 2;
+    }
     if (c.seconds <= 0 || c.leases == 0 || c.holders == 0 || c.holders > HOLDERS_MAX || nb == 0 ||
         sodium_init() < 0)
         return 2;
     outcome one;
     memset(&one, 0, sizeof one);
     bool have_one = false; /* batch 1 ran: the baseline of the others */
+    /* E2E_QUIET=0 (with E2E_LOAD): the loaded runs only; their lines'
+     * baselines are then the loaded figures themselves */
+    const char *qs = getenv("E2E_QUIET");
+    bool quiet = !(load > 0 && qs && strcmp(qs, "0") == 0);
     for (size_t k = 0; k < nb; k++) {
         size_t b = batches[k];
-        outcome o = run(&c, b);
+        if (!quiet) {
+            loaded(&c, b, load, NULL);
+            continue;
+        }
+        outcome o = run(&c, b, 0);
         if (b == 1) {
             one = o, have_one = true;
             line("e2e_renewals_per_s", b, "", o.rate, o.demand);
@@ -601,6 +756,8 @@ int main(int argc, char **argv)
          * grant appended, so the ratio shows how far the holders trailed it */
         line("judge_granted_s", b, "", o.granted, o.granted);
         line("holder_startup_s", b, "", o.taken, o.granted);
+        if (load > 0)
+            loaded(&c, b, load, &o);
     }
     return 0;
 }

@@ -152,6 +152,8 @@ static int check_terms(const dls_judge_settings *s, dls_where *w)
         return refuse(w, DLS_ERR_CONFIG, 0, "no tolerance (it may be zero, but must be given)");
     if (s->cadence_ns == DLS_JUDGE_UNSET || s->cadence_ns == 0 || s->cadence_ns > DLS_NS_MAX)
         return refuse(w, DLS_ERR_CONFIG, 0, "no declared cadence");
+    if (s->drain_per_s > 1000000000u)
+        return refuse(w, DLS_ERR_CONFIG, 0, "drain_per_s exceeds 10^9 facts a second");
     if (s->default_duration.ns == 0 || s->default_duration.ns > DLS_NS_MAX)
         return refuse(w, DLS_ERR_CONFIG, 0, "the default duration must be at least 1 ns");
     if (s->min_duration.ns && s->max_duration.ns && s->min_duration.ns > s->max_duration.ns)
@@ -229,6 +231,7 @@ static int copy_assembly(dls_judge *j, const dls_judge_settings *s)
     j->tenure_max = s->tenure_max;
     j->lock_delay = s->lock_delay_ns;
     j->drain_budget = s->drain_budget;
+    j->drain_per_s = s->drain_per_s;
     j->heartbeat = s->heartbeat_ns;
     j->takeover_after = s->takeover_after_ns != DLS_JUDGE_UNSET
                             ? s->takeover_after_ns

@@ -309,6 +309,8 @@ struct dls_judge {
     dls_duration default_duration, min_duration, max_duration, tenure_max;
     uint64_t lock_delay;
     size_t drain_budget;
+    size_t drain_per_s;     /* the budget sized to the ticks (pass_budget) */
+    size_t budget;          /* this pass's budget a medium, in facts (0: none) */
     dls_judge_callbacks cb;
     void *user;
     uint8_t hkey[crypto_shorthash_KEYBYTES];

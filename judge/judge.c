@@ -153,7 +153,7 @@ static int drain_records(dls_judge *j, uint16_t mi)
         switch (dls_cursor_next(m->c, &rec, NULL)) {
         case DLS_NEXT_OK: {
             size_t k = ja_facts(rec.p, rec.n);
-            if (j->drain_budget && !first && used + k > j->drain_budget)
+            if (j->budget && !first && used + k > j->budget)
                 return hold(j, m, &rec);
             first = false;
             used += k;
@@ -523,8 +523,34 @@ static uint64_t next_due(const dls_judge *j)
     return nd;
 }
 
+/* judge.md step 2's per-pass budget, sized to the ticks (settings
+ * drain_per_s; docs/judge.md, Overload): drain_budget, or drain_per_s
+ * facts a second of ticks since the previous pass's now (at most a
+ * cadence's worth) when that is more. A pass slowed by a journal sync or
+ * by CPU others took leaves more to drain and may drain it, so the facts
+ * drained a second of ticks stay at least drain_per_s whatever a pass
+ * lasts; capped at a cadence, a judge short of CPU does not make each pass
+ * longer than the one before without end. Integer arithmetic on ticks
+ * (data): the same inputs drain the same records in the same passes. */
+static size_t pass_budget(const dls_judge *j)
+{
+    if (!j->drain_budget || !j->drain_per_s || !j->prev_valid || j->now <= j->prev_now)
+        return j->drain_budget;
+    uint64_t t = j->now - j->prev_now;
+    if (t > j->cadence)
+        t = j->cadence;
+    uint64_t per = j->drain_per_s, s = t / DLS_NS_PER_S, us = t % DLS_NS_PER_S / 1000;
+    /* per ≤ 10^9 (assembly): per × us ≤ 10^15; per × s saturates */
+    uint64_t whole = s > UINT64_MAX / per ? UINT64_MAX : per * s;
+    uint64_t facts = dls_add_sat(whole, per * us / 1000000);
+    if (facts > SIZE_MAX)
+        facts = SIZE_MAX;
+    return facts > j->drain_budget ? (size_t)facts : j->drain_budget;
+}
+
 static void begin_pass(dls_judge *j)
 {
+    j->budget = pass_budget(j);
     j->last_pass++;
     j->gaps.n = j->due.n = j->done.n = j->freed.n = j->refused_subjects.n = 0;
     j->moved = j->any_error = j->mark_done = false;

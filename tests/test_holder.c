@@ -2732,8 +2732,18 @@ typedef struct duo {
 
 static const char *duo_new_url; /* the Redis medium's URL for HM_REDIS */
 
+/* Overrides of the duo's settings (the overload tests); NULL: none. */
+typedef struct duo_opts {
+    size_t drain_budget, drain_per_s; /* the judge's (judge.md, The pass, step 2) */
+    uint64_t cadence_ns, duration_ns;
+    size_t max_leases;                /* the holder's */
+} duo_opts;
+static const duo_opts *duo_new_opts;
+
 static void duo_new_on(duo *d, bool secret_agent, duo_medium kind)
 {
+    const duo_opts *oo = duo_new_opts; /* for this duo only */
+    duo_new_opts = NULL;
     memset(d, 0, sizeof *d);
     if (duo_new_url)
         snprintf(d->url, sizeof d->url, "%s", duo_new_url);
@@ -2796,6 +2806,13 @@ static void duo_new_on(duo *d, bool secret_agent, duo_medium kind)
     js.tolerance_ns = 250 * MS;
     js.cadence_ns = 100 * MS;
     js.default_duration = dls_duration_from_ns(3 * S);
+    if (oo) {
+        js.tolerance_ns = oo->cadence_ns + 250 * MS; /* covers a late pass's grant flight */
+        js.drain_budget = oo->drain_budget;
+        js.drain_per_s = oo->drain_per_s;
+        js.cadence_ns = oo->cadence_ns;
+        js.default_duration = dls_duration_from_ns(oo->duration_ns);
+    }
     dls_judge_callbacks jcb = {.reclaim = owner_reclaim};
     dls_where w = {0};
     int rc = dls_judge_new(&d->j, &js, &jcb, &d->o, &w);
@@ -2823,6 +2840,11 @@ static void duo_new_on(duo *d, bool secret_agent, duo_medium kind)
     hs.tolerance.grant_flight_ns = 100 * MS; /* one judge cadence */
     hs.tolerance.judge_tick_ns = 50 * MS;
     hs.tolerance.skew_ppm = 0;
+    if (oo) {
+        hs.max_leases = oo->max_leases;
+        hs.tolerance.tolerance_ns = oo->cadence_ns + 250 * MS;
+        hs.tolerance.grant_flight_ns = oo->cadence_ns;
+    }
     rc = dls_holder_new(&d->h, &p, &hs, NULL, NULL, &w);
     if (rc != 0)
         fail_msg("dls_holder_new: %s: %s", dls_strerror(rc), w.reason);
@@ -2939,6 +2961,129 @@ static void test_judge_and_holder_release(void **state)
         assert_true(d.o.last_commit);
         assert_int_equal(d.o.last_cause, DLS_CAUSE_RELEASE);
         duo_del(&d);
+    }
+}
+
+/* ---- overload: a judge that cannot keep pace with its passes ---------------------- */
+
+/* One overload run: OVL_LEASES leases granted 12 a pass (so renewals spread
+ * evenly over the interval), a holder renewing each every 10 s (duration
+ * 30 s), ticks every 50 ms and a judge pass every 10 ticks (500 ms,
+ * declared cadence 500 ms). The judge drains at most `budget` facts a pass,
+ * or `per_s` a second of ticks (judge.md, The pass, step 2: the per-pass
+ * budget). Counted in the window: after every lease is held and one
+ * interval more, OVL_WINDOW ticks. */
+#define OVL_LEASES 240
+#define OVL_WINDOW 600 /* ticks: 30 s */
+
+typedef struct ovl_out {
+    uint64_t appended, counted; /* renewals in the window: made, counted by the judge */
+    uint64_t lost;              /* leases the holder lost: bound reached or lapsed seen */
+    uint64_t lapsed;            /* leases the judge lapsed */
+    size_t held;                /* leases granted to the holder */
+} ovl_out;
+
+static void ovl_step(duo *d, ovl_out *o, bool count, uint64_t *granted)
+{
+    d->now += 50 * MS;
+    assert_int_equal(dls_tick_append(d->tick, d->now), 0);
+    if ((d->now / (50 * MS)) % 10 == 0) {
+        for (int k = 0; k < 12 && *granted < OVL_LEASES; k++, (*granted)++) {
+            char sub[32];
+            uint8_t v[40];
+            size_t vn;
+            int len = snprintf(sub, sizeof sub, "ovl/%llu", (unsigned long long)*granted);
+            assert_int_equal(dls_value_str(v, sizeof v, sub, (size_t)len, &vn), 0);
+            assert_int_equal(dls_judge_grant(d->j, (dls_bytes){v, vn},
+                                             (dls_bytes){(const uint8_t *)HOLDER,
+                                                         strlen(HOLDER)},
+                                             0, NULL, NULL, NULL),
+                             0);
+        }
+        dls_judge_pass_result jr;
+        assert_false(dls_err_is_fatal(dls_judge_pass(d->j, &jr)));
+        if (count)
+            o->counted += jr.renewals;
+        for (int c = 1; c < 5; c++)
+            o->lapsed += jr.lapsed[c];
+    }
+    dls_holder_result hr;
+    int rc = dls_holder_step(d->h, &hr);
+    assert_true(rc == 0 || rc == DLS_ERR_TRANSPORT);
+    for (size_t e = 0; e < hr.n_events; e++) {
+        dls_holder_event_kind k = hr.events[e].kind;
+        o->held += k == DLS_HOLDER_GRANTED;
+        o->lost += k == DLS_HOLDER_BOUND || k == DLS_HOLDER_LAPSED;
+        if (count)
+            o->appended += k == DLS_HOLDER_RENEWED;
+    }
+}
+
+static ovl_out ovl_run(size_t budget, size_t per_s)
+{
+    duo_opts opts = {budget, per_s, 500 * MS, 30 * S, OVL_LEASES};
+    duo_new_opts = &opts;
+    duo d;
+    duo_new(&d, false); /* medium-attributed holder: no signature to spend time on */
+    ovl_out o = {0};
+    uint64_t granted = 0;
+    for (int i = 0; i < 2000 && o.held < OVL_LEASES; i++)
+        ovl_step(&d, &o, false, &granted);
+    assert_int_equal(o.held, OVL_LEASES);
+    for (int i = 0; i < 200; i++) /* one renewal interval: every lease renews once */
+        ovl_step(&d, &o, false, &granted);
+    for (int i = 0; i < OVL_WINDOW; i++)
+        ovl_step(&d, &o, true, &granted);
+    size_t acting = 0;
+    for (uint64_t id = 1; id <= OVL_LEASES; id++)
+        acting += dls_holder_may_act(d.h, id);
+    if (o.lost == 0)
+        assert_int_equal(acting, OVL_LEASES); /* every lease it kept renewing, it holds */
+    duo_del(&d);
+    return o;
+}
+
+/* judge.md, The pass, step 2 (the per-pass budget, sized to the ticks by
+ * drain_per_s) with holder.md, Duties (count only confirmed renewals) and
+ * Sizing (interval + the judge's cadence and drain time below the
+ * duration): a judge passing late — every 500 ms where its fixed budget of
+ * 3 facts a pass was sized for 100 ms — drains 6 facts a second of the 24
+ * a second asked, its marks fall ever further behind, and the holder, whose
+ * renewals are no longer confirmed in time, must stop (the collapse). The
+ * same budget sized to the ticks (30 a second: 15 a late pass) keeps pace:
+ * every renewal is counted and the holder keeps every lease. And below the
+ * demand the counted rate degrades in proportion to the budget, not in a
+ * collapse: at 0.5, 0.75 and 1.5 of the demand the judge counts that
+ * fraction (at most all) of the renewals made, and at 0.75 every holder
+ * that kept renewing kept its lease over the window. Ticks are data; no
+ * wall time is read. */
+static void test_overload_budget_sized_to_ticks(void **state)
+{
+    (void)state;
+    const double demand = (double)OVL_LEASES / 10.0; /* 24 renewals a second */
+    ovl_out fixed = ovl_run(3, 0);
+    ovl_out sized = ovl_run(3, 30);
+    double ff = (double)fixed.counted / (double)fixed.appended;
+    double fs = (double)sized.counted / (double)sized.appended;
+    printf("  fixed budget: counted %.3f of made, %llu leases lost; sized: %.3f, %llu lost\n",
+           ff, (unsigned long long)fixed.lost, fs, (unsigned long long)sized.lost);
+    assert_true(ff < 0.4);        /* 6 a second of 24 (less once leases are lost) */
+    assert_true(fixed.lost > 0);  /* the collapse the per-second budget removes */
+    assert_true(fs > 0.95 && fs <= 1.0);
+    assert_int_equal(sized.lost, 0);
+    assert_int_equal(sized.lapsed, 0);
+    const double frac[] = {0.5, 0.75, 1.5};
+    for (size_t k = 0; k < sizeof frac / sizeof frac[0]; k++) {
+        ovl_out o = ovl_run(1, (size_t)(frac[k] * demand));
+        double f = (double)o.counted / (double)o.appended;
+        double want = frac[k] < 1 ? frac[k] : 1.0;
+        printf("  drain %.2f of demand: counted %.3f of made, %llu leases lost, %llu lapsed\n",
+               frac[k], f, (unsigned long long)o.lost, (unsigned long long)o.lapsed);
+        assert_true(f > want - 0.1 && f < want + 0.1); /* in proportion: no collapse */
+        if (frac[k] >= 0.75) {
+            assert_int_equal(o.lost, 0);
+            assert_int_equal(o.lapsed, 0);
+        }
     }
 }
 
@@ -3397,6 +3542,7 @@ int main(void)
 #if HOLDER_JUDGE_TESTS
         cmocka_unit_test(test_judge_and_holder_release),
         cmocka_unit_test(test_judge_and_holder_silence),
+        cmocka_unit_test(test_overload_budget_sized_to_ticks),
         cmocka_unit_test(test_holder_stops_before_reclaim_under_faults),
 #ifdef DLS_HAVE_REDIS
         cmocka_unit_test(test_holder_stops_before_reclaim_redis_entry_deleted),

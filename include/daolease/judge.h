@@ -134,6 +134,17 @@ typedef struct dls_judge_medium {
  *                            used up counts as failing (`behind`); one that
  *                            is blocked right then is drained (0: no
  *                            budget).
+ *   drain_per_s       0      the budget sized to the ticks (judge.md, The
+ *                            pass, step 2; docs/judge.md, Overload): a
+ *                            pass whose now is T after the previous pass's
+ *                            drains up to drain_per_s × T facts a medium
+ *                            (T at most the cadence) when that exceeds
+ *                            drain_budget, so a pass slowed by anything
+ *                            but its own drain (a journal sync, the CPU
+ *                            taken by others) does not cap what the judge
+ *                            drains a second at drain_budget a pass. At
+ *                            most 10^9; 0: the fixed drain_budget. Ticks
+ *                            are data: the same inputs drain the same.
  *   hash_key          NULL   16 bytes keying the hash tables (NULL: random).
  *                            Nothing written depends on it.
  *   lost_ledger       false  the journal follows a lost one (judge.md,
@@ -212,6 +223,7 @@ typedef struct dls_judge_settings {
     uint64_t heartbeat_ns;
     uint64_t takeover_after_ns;
     dls_sync takeover_sync;
+    size_t drain_per_s;
 } dls_judge_settings;
 
 /* Fills *s with the defaults listed above. */
