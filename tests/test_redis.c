@@ -1386,6 +1386,46 @@ static void test_entry_without_rec_refuses_appends(void **state)
  * with another token — a second fenced handle, an unfenced one — is refused
  * and changes nothing; a fence cleared behind its owner's back stops the
  * owner too; deleting the owner clears its own fence and only its own. */
+/* judge.md rev 5, Standby judges and takeover ("Redis: sets <key>:writer
+ * to its own token"; a writer that appended after what the standby read is
+ * alive): dls_redis_take_over refuses when <key>:next moved, refuses a held
+ * token unless the writer is presumed abandoned, takes an absent one at
+ * once; the writer that lost the fence has its appends refused. */
+static void test_takeover_fence(void **state)
+{
+    (void)state;
+    NEED_SERVER();
+    char key[64], url[160];
+    fresh(key, url, "takeover");
+    dls_medium *a = create(url, 0), *b, *c;
+    dls_where w = {0};
+    assert_int_equal(dls_redis_open(&b, url, DLS_OPEN_APPEND, NULL, &w), 0);
+    assert_int_equal(dls_redis_open(&c, url, DLS_OPEN_APPEND, NULL, &w), 0);
+    assert_int_equal(dls_redis_fence(a, &w), 0);
+    append_n(a, 1, 0, 3); /* K:next is 3 */
+    /* the writer appended after position 2: alive, refused even if abandoned */
+    assert_int_equal(dls_redis_take_over(b, 2, true, &w), DLS_ERR_JOURNAL_LOCKED);
+    /* a held token without abandoned: refused */
+    assert_int_equal(dls_redis_take_over(b, 3, false, &w), DLS_ERR_JOURNAL_LOCKED);
+    append_n(a, 1, 3, 1); /* a still holds it: K:next is 4 */
+    /* presumed abandoned, nothing appended after what b read: b holds it */
+    assert_int_equal(dls_redis_take_over(b, 4, true, &w), 0);
+    uint8_t r[13];
+    uint64_t pos;
+    assert_int_equal(dls_medium_append(a, r, mkrec(r, 1, 9), &pos, &w), DLS_ERR_LOCKED);
+    assert_int_equal(dls_medium_append(b, r, mkrec(r, 2, 0), &pos, &w), 0);
+    assert_int_equal(pos, 4u);
+    /* a second standby that read up to 4 is too late: b appended */
+    assert_int_equal(dls_redis_take_over(c, 4, true, &w), DLS_ERR_JOURNAL_LOCKED);
+    /* a clean stop clears the token: taken at once, without abandoned */
+    dls_medium_del(b);
+    assert_int_equal(dls_redis_take_over(c, 5, false, &w), 0);
+    assert_int_equal(dls_medium_append(c, r, mkrec(r, 3, 0), &pos, &w), 0);
+    assert_int_equal(pos, 5u);
+    dls_medium_del(a);
+    dls_medium_del(c);
+}
+
 static void test_writer_fence(void **state)
 {
     (void)state;
@@ -2578,6 +2618,7 @@ int main(void)
         cmocka_unit_test(test_bogus_entries),
         cmocka_unit_test(test_entry_without_rec_refuses_appends),
         cmocka_unit_test(test_writer_fence),
+        cmocka_unit_test(test_takeover_fence),
         cmocka_unit_test(test_failover_loses_acked_append),
         cmocka_unit_test(test_judge_cli_two_machines),
         cmocka_unit_test(test_run_stops_when_its_medium_breaks),
