@@ -809,6 +809,50 @@ static void *writer(void *p)
     return NULL;
 }
 
+/* judge.md rev 5, Standby judges and takeover ("JetStream: its first
+ * append names the last sequence it read"): dls_jetstream_expect_after on
+ * an exclusive handle; an append after records the handle did not read is
+ * refused and stores nothing; the writer it took over from is refused. */
+static void test_takeover_expect_after(void **state)
+{
+    (void)state;
+    NEED_SERVER();
+    char url[200];
+    fresh(url, "takeover", "");
+    dls_medium_del(create(url));
+    dls_jetstream_settings ex;
+    dls_jetstream_settings_default(&ex);
+    ex.exclusive = true;
+    dls_medium *a, *b, *shared;
+    dls_where w = {0};
+    assert_int_equal(dls_jetstream_open(&a, url, DLS_OPEN_APPEND, &ex, &w), 0);
+    append_n(a, 1, 0, 3);
+    assert_int_equal(dls_jetstream_open(&b, url, DLS_OPEN_APPEND, &ex, &w), 0);
+    assert_int_equal(dls_jetstream_open(&shared, url, DLS_OPEN_APPEND, NULL, &w), 0);
+    assert_int_equal(dls_jetstream_expect_after(shared, 3), DLS_ERR_STATE);
+    assert_int_equal(dls_jetstream_expect_after(NULL, 3), DLS_ERR_INVAL);
+    append_n(a, 1, 3, 1); /* the writer is alive: position 3 */
+    uint8_t r[13];
+    uint64_t pos;
+    assert_int_equal(dls_jetstream_expect_after(b, 3), 0); /* b read up to 3 only */
+    assert_int_equal(dls_medium_append(b, r, mkrec(r, 2, 0), &pos, &w), DLS_ERR_LOCKED);
+    assert_int_equal(dls_jetstream_expect_after(b, 4), 0); /* read to the end */
+    assert_int_equal(dls_medium_append(b, r, mkrec(r, 2, 1), &pos, &w), 0);
+    assert_int_equal(pos, 4u);
+    assert_int_equal(dls_medium_append(a, r, mkrec(r, 1, 9), &pos, &w), DLS_ERR_LOCKED);
+    dls_medium *rd = open_read(url);
+    dls_cursor *c;
+    assert_int_equal(dls_cursor_new(&c, rd, 4), 0);
+    expect_ok(c, 4, 2, 1); /* nothing of the refused appends */
+    dls_record rec;
+    assert_int_equal(dls_cursor_next(c, &rec, &w), DLS_NEXT_BLOCKED);
+    dls_cursor_del(c);
+    dls_medium_del(rd);
+    dls_medium_del(a);
+    dls_medium_del(b);
+    dls_medium_del(shared);
+}
+
 static void test_concurrent_writers_and_exclusive(void **state)
 {
     (void)state;
@@ -2175,6 +2219,7 @@ int main(void)
         cmocka_unit_test(test_gap_max_msgs),
         cmocka_unit_test(test_foreign_and_deleted_messages),
         cmocka_unit_test(test_concurrent_writers_and_exclusive),
+        cmocka_unit_test(test_takeover_expect_after),
         cmocka_unit_test(test_unreachable_and_restart),
         cmocka_unit_test(test_forked_processes_keep_their_answers),
         cmocka_unit_test(test_cluster_failover_keeps_acked),
