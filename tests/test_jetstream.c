@@ -1781,6 +1781,24 @@ static void test_judge_assembly_exclusive_journal(void **state)
  * newest mark (its first append names the last sequence it read); the
  * stale judge, continued, stops at its next append (DLS_ERR_LOCKED under
  * a fatal DLS_ERR_JOURNAL_WRITE) and reclaims nothing. */
+/* A standby whose takeover a rival standby beats: in its took_over
+ * callback (after its fence, before its first append) the rival passes. */
+typedef struct racer {
+    reclaims r; /* first: on_reclaim's user */
+    dls_judge *rival;
+    bool rival_took;
+} racer;
+
+static void race_rival(void *u, uint64_t pass)
+{
+    (void)pass;
+    racer *x = u;
+    dls_judge_pass_result pr;
+    memset(&pr, 0, sizeof pr);
+    assert_int_equal(dls_judge_pass(x->rival, &pr), 0);
+    x->rival_took = pr.took_over;
+}
+
 static void test_standby_takes_over_jetstream_journal(void **state)
 {
     (void)state;
@@ -1841,10 +1859,20 @@ static void test_standby_takes_over_jetstream_journal(void **state)
     assert_int_equal(dls_judge_new(&sb, &ss, &cb, &rc2, &w), DLS_ERR_CONFIG);
     ss.heartbeat_ns = js.heartbeat_ns;
     assert_int_equal(dls_judge_new(&sb, &ss, &cb, &rc2, &w), 0);
+    /* a second standby; when it takes over, the first one passes first */
+    dls_medium *j3m;
+    assert_int_equal(dls_jetstream_open(&j3m, jurl, DLS_OPEN_APPEND, &ex, &w), 0);
+    racer rc3 = {.rival = sb};
+    dls_judge_callbacks cb3 = {.reclaim = on_reclaim, .took_over = race_rival};
+    dls_judge *sb2 = NULL;
+    ss.journal = j3m;
+    assert_int_equal(dls_judge_new(&sb2, &ss, &cb3, &rc3, &w), 0);
     for (int k = 0; k < 6; k++) {
         t += 300 * DLS_MS;
         tick_at(ticks, t);
         judge_pass(j1, &pr);
+        judge_pass(sb2, &pr);
+        assert_true(pr.standby && !pr.took_over);
         judge_pass(sb, &pr);
         assert_true(pr.standby && !pr.took_over);
     }
@@ -1853,11 +1881,23 @@ static void test_standby_takes_over_jetstream_journal(void **state)
     for (int k = 0; k < 12 && !took; k++) {
         t += 250 * DLS_MS;
         tick_at(ticks, t);
-        judge_pass(sb, &pr);
-        if (pr.took_over)
+        memset(&pr, 0, sizeof pr);
+        int e = dls_judge_pass(sb2, &pr);
+        if (e) { /* its fence set, the rival took over inside its callback */
+            assert_int_equal(e, DLS_ERR_JOURNAL_WRITE);
+            assert_true(rc3.rival_took);
             took = t;
+            break;
+        }
+        assert_true(pr.standby);
     }
     assert_true(took > 0);
+    dls_judge_standby_info si;
+    assert_int_equal(dls_judge_standby_status(sb2, &si), 0);
+    assert_true(si.lost_race); /* exactly one took over: the rival */
+    assert_int_equal(dls_judge_standby_status(sb, &si), 0);
+    assert_true(si.took_over && !si.standby && !si.lost_race);
+    assert_int_equal(rc3.r.n, 0);
     assert_true(took >= last_mark + 1300 * DLS_MS);
     assert_true(took <= last_mark + 2600 * DLS_MS);
     uint8_t b[13];
@@ -1874,8 +1914,10 @@ static void test_standby_takes_over_jetstream_journal(void **state)
     assert_false(pr.standby);
     dls_judge_del(j1);
     dls_judge_del(sb);
+    dls_judge_del(sb2);
     dls_medium_del(j1m);
     dls_medium_del(j2m);
+    dls_medium_del(j3m);
     dls_resolver_del(rt);
     dls_resolver_del(rm);
     dls_medium_del(judge_m);
