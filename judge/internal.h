@@ -417,6 +417,7 @@ struct dls_judge {
     /* standby judges (standby.c; judge.md rev 5, Standby judges) */
     bool standby;           /* following the journal: no pass runs */
     bool took_over;         /* this handle took over: its first mark says so */
+    bool sb_remote;         /* a Redis or JetStream journal (standby.c) */
     uint64_t heartbeat;     /* 0: none */
     uint64_t takeover_after;
     char *lock_path;        /* journal_lock_path, copied, or NULL */
@@ -635,6 +636,9 @@ void jr_drop(dls_judge *j);
  * its media (the mark's drained list: the same ids in the same order).
  * 0 or DLS_ERR_CONFIG with w. No mark read yet: 0. */
 int jr_check_inputs(dls_judge *j, dls_where *w);
+/* The journal position read up to (*position), and the now of the newest
+ * mark read when it is on the judge's basis (true; false: no such mark). */
+bool jr_newest_mark(const dls_judge *j, uint64_t *now, uint64_t *position);
 /* The journal position applied up to and the last pass applied; the
  * records, bytes and pass marks after it (read now, not applied). */
 int jr_behind(dls_judge *j, uint64_t *applied, uint64_t *pass, uint64_t *records,

@@ -639,6 +639,18 @@ int jr_check_inputs(dls_judge *j, dls_where *w)
     return 0;
 }
 
+bool jr_newest_mark(const dls_judge *j, uint64_t *now, uint64_t *position)
+{
+    const jr_state *st = j->rp;
+    if (!st)
+        return false;
+    *position = st->position;
+    if (!st->have_mark || !st->basis || strcmp(st->basis, j->basis) != 0)
+        return false;
+    *now = st->now;
+    return true;
+}
+
 int jr_behind(dls_judge *j, uint64_t *applied, uint64_t *pass, uint64_t *records,
               uint64_t *bytes, uint64_t *passes)
 {

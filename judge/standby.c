@@ -20,9 +20,20 @@
  * (and `kept`) and `takeover`, keeps every observation and re-runs the
  * reclaims the `due` entries left pending.
  *
- * Remote journals (Redis's <key>:writer token, JetStream's expected last
- * sequence, `takeover_after` in readings) are not built yet: a standby on
- * one is refused at assembly.
+ * Remote journals (Redis, JetStream; docs/standby.md, Remote journals).
+ * No lock is freed by a kernel there: the writer is presumed abandoned
+ * when the newest tick reading is at least `takeover_after` past the now
+ * of the journal's newest mark on the same basis (readings, never a
+ * clock), or, on Redis, at once when <key>:writer is cleared. The standby
+ * fences first — Redis: dls_redis_take_over sets <key>:writer to its
+ * token only while <key>:next is still the position it read up to;
+ * JetStream: dls_jetstream_expect_after makes its first append name the
+ * last sequence it read — then reads to the end and goes on as on a file.
+ * A fence refused because the writer appended meanwhile leaves it
+ * following; a first append refused because another writer appended
+ * first stops the handle (fatal) with dls_judge_standby_info.lost_race
+ * set: the caller assembles a standby again (daolease judge --standby
+ * does, and says so).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -53,13 +64,41 @@ static int try_lock(dls_judge *j, dls_where *w)
     return jj_lock_journal(j, dls_medium_name(j->journal), w);
 }
 
+static bool is_remote(dls_medium *journal)
+{
+    return dls_redis_is_medium(journal) || dls_medium_kind_of(journal) == DLS_MEDIUM_JETSTREAM;
+}
+
+/* A remote journal's standby fences the journal itself when it takes
+ * over: the handle must be one it can fence (docs/standby.md). */
+static int check_remote(const dls_judge_settings *s, dls_where *w)
+{
+    if (s->journal_lock_path)
+        return refuse(w, DLS_ERR_CONFIG,
+                      "a standby on a Redis or JetStream journal takes over by the journal's "
+                      "own fence: journal_lock_path is not supported with it");
+    if (dls_redis_is_medium(s->journal) && dls_medium_mode(s->journal) != DLS_OPEN_APPEND)
+        return refuse(w, DLS_ERR_CONFIG,
+                      "a standby on a Redis journal needs it opened for append (it sets "
+                      "<key>:writer to its own token when it takes over)");
+    if (!dls_redis_is_medium(s->journal) && !dls_jetstream_is_exclusive(s->journal))
+        return refuse(w, DLS_ERR_CONFIG,
+                      "a standby on a JetStream journal needs it opened exclusive for append "
+                      "(its first append names the last sequence it read)");
+    if (!s->heartbeat_ns && s->takeover_after_ns == DLS_JUDGE_UNSET)
+        return refuse(w, DLS_ERR_CONFIG,
+                      "a standby on a remote journal needs heartbeat (the judge's) or "
+                      "takeover_after: it takes over when no mark came for takeover_after");
+    return 0;
+}
+
 static int check_standby(const dls_judge_settings *s, dls_where *w)
 {
-    if (dls_redis_is_medium(s->journal) ||
-        dls_medium_kind_of(s->journal) == DLS_MEDIUM_JETSTREAM)
-        return refuse(w, DLS_ERR_CONFIG,
-                      "a standby judge on a Redis or JetStream journal is not supported yet "
-                      "(file and segmented journals, or journal_lock_path; docs/standby.md)");
+    if (is_remote(s->journal)) {
+        int rc = check_remote(s, w);
+        if (rc)
+            return rc;
+    }
     if (s->lost_ledger)
         return refuse(w, DLS_ERR_CONFIG,
                       "a standby judge follows an existing journal: lost_ledger is for the "
@@ -76,8 +115,9 @@ int js_assemble(dls_judge *j, const dls_judge_settings *s, dls_where *w)
     j->takeover_sync = s->takeover_sync;
     if (s->journal_lock_path && !(j->lock_path = strdup(s->journal_lock_path)))
         return DLS_ERR_NOMEM;
+    j->sb_remote = is_remote(s->journal);
     dls_where lw = {0};
-    rc = try_lock(j, &lw);
+    rc = j->sb_remote ? 0 : try_lock(j, &lw);
     if (rc && rc != DLS_ERR_JOURNAL_LOCKED) {
         if (w)
             *w = lw;
@@ -125,6 +165,12 @@ static int take_over(dls_judge *j)
     int rc = jr_step(j, true, &w);
     if (rc)
         return rc;
+    uint64_t now, end;
+    jr_newest_mark(j, &now, &end);
+    /* JetStream: the first append names the last sequence read */
+    if (j->sb_remote && !dls_redis_is_medium(j->journal) &&
+        (rc = dls_jetstream_expect_after(j->journal, end)) != 0)
+        return rc;
     if ((rc = open_for_append(j)) != 0)
         return rc;
     jr_end(j, true);
@@ -147,12 +193,50 @@ static int take_over(dls_judge *j)
     return 0;
 }
 
+/* A remote journal's writer is presumed abandoned once the newest reading
+ * is takeover_after past the now of the newest mark on the same basis
+ * (judge.md rev 5, Standby judges: readings, never the standby's clock). */
+static bool abandoned(const dls_judge *j, uint64_t *end)
+{
+    uint64_t mark_now;
+    if (!jr_newest_mark(j, &mark_now, end) || !j->now_valid)
+        return false;
+    return j->now >= dls_add_sat(mark_now, j->takeover_after);
+}
+
+/* Redis: the fence first — <key>:writer set to this standby's token while
+ * <key>:next is still where it read up to; absent token: at once (a clean
+ * stop). JetStream: nothing to set before the first append. 0 and *go
+ * when it may take over; 0 and !*go to keep following (the writer is alive,
+ * or the server cannot be reached now); another error is fatal. */
+static int remote_fence(dls_judge *j, bool *go)
+{
+    uint64_t end = 0;
+    bool gone = abandoned(j, &end);
+    *go = false;
+    if (!dls_redis_is_medium(j->journal)) {
+        *go = gone;
+        return 0;
+    }
+    int rc = dls_redis_take_over(j->journal, end, gone, NULL);
+    if (rc == DLS_ERR_JOURNAL_LOCKED || rc == DLS_ERR_TRANSPORT)
+        return 0;
+    *go = rc == 0;
+    return rc;
+}
+
 int js_step(dls_judge *j)
 {
     j->sb_steps++;
     int rc = jr_step(j, false, NULL);
     if (rc)
         return rc;
+    if (j->sb_remote) {
+        bool go;
+        if ((rc = remote_fence(j, &go)) != 0 || !go)
+            return rc;
+        return take_over(j);
+    }
     if (j->lock_fd < 0) {
         rc = try_lock(j, NULL);
         if (rc == DLS_ERR_JOURNAL_LOCKED)
@@ -171,6 +255,8 @@ int dls_judge_standby_status(dls_judge *j, dls_judge_standby_info *info)
     info->standby = j->standby;
     info->took_over = j->took_over;
     info->holds_lock = j->lock_fd >= 0;
+    /* a remote takeover whose first append another writer beat */
+    info->lost_race = j->took_over && !j->started && j->jfailed && j->jcode == DLS_ERR_LOCKED;
     info->steps = j->sb_steps;
     if (!j->standby) {
         info->journal_pass = j->last_pass;

@@ -809,6 +809,50 @@ static void *writer(void *p)
     return NULL;
 }
 
+/* judge.md rev 5, Standby judges and takeover ("JetStream: its first
+ * append names the last sequence it read"): dls_jetstream_expect_after on
+ * an exclusive handle; an append after records the handle did not read is
+ * refused and stores nothing; the writer it took over from is refused. */
+static void test_takeover_expect_after(void **state)
+{
+    (void)state;
+    NEED_SERVER();
+    char url[200];
+    fresh(url, "takeover", "");
+    dls_medium_del(create(url));
+    dls_jetstream_settings ex;
+    dls_jetstream_settings_default(&ex);
+    ex.exclusive = true;
+    dls_medium *a, *b, *shared;
+    dls_where w = {0};
+    assert_int_equal(dls_jetstream_open(&a, url, DLS_OPEN_APPEND, &ex, &w), 0);
+    append_n(a, 1, 0, 3);
+    assert_int_equal(dls_jetstream_open(&b, url, DLS_OPEN_APPEND, &ex, &w), 0);
+    assert_int_equal(dls_jetstream_open(&shared, url, DLS_OPEN_APPEND, NULL, &w), 0);
+    assert_int_equal(dls_jetstream_expect_after(shared, 3), DLS_ERR_STATE);
+    assert_int_equal(dls_jetstream_expect_after(NULL, 3), DLS_ERR_INVAL);
+    append_n(a, 1, 3, 1); /* the writer is alive: position 3 */
+    uint8_t r[13];
+    uint64_t pos;
+    assert_int_equal(dls_jetstream_expect_after(b, 3), 0); /* b read up to 3 only */
+    assert_int_equal(dls_medium_append(b, r, mkrec(r, 2, 0), &pos, &w), DLS_ERR_LOCKED);
+    assert_int_equal(dls_jetstream_expect_after(b, 4), 0); /* read to the end */
+    assert_int_equal(dls_medium_append(b, r, mkrec(r, 2, 1), &pos, &w), 0);
+    assert_int_equal(pos, 4u);
+    assert_int_equal(dls_medium_append(a, r, mkrec(r, 1, 9), &pos, &w), DLS_ERR_LOCKED);
+    dls_medium *rd = open_read(url);
+    dls_cursor *c;
+    assert_int_equal(dls_cursor_new(&c, rd, 4), 0);
+    expect_ok(c, 4, 2, 1); /* nothing of the refused appends */
+    dls_record rec;
+    assert_int_equal(dls_cursor_next(c, &rec, &w), DLS_NEXT_BLOCKED);
+    dls_cursor_del(c);
+    dls_medium_del(rd);
+    dls_medium_del(a);
+    dls_medium_del(b);
+    dls_medium_del(shared);
+}
+
 static void test_concurrent_writers_and_exclusive(void **state)
 {
     (void)state;
@@ -1731,6 +1775,158 @@ static void test_judge_assembly_exclusive_journal(void **state)
 }
 
 /* Starts `daolease ARGS...` in `dir`, stdout/stderr to dir/<tag>.out|err. */
+/* judge.md rev 5, Standby judges and takeover, on a JetStream journal: a
+ * standby needs an exclusive handle and a heartbeat; it follows while the
+ * judge marks, takes over once the readings are takeover_after past the
+ * newest mark (its first append names the last sequence it read); the
+ * stale judge, continued, stops at its next append (DLS_ERR_LOCKED under
+ * a fatal DLS_ERR_JOURNAL_WRITE) and reclaims nothing. */
+/* A standby whose takeover a rival standby beats: in its took_over
+ * callback (after its fence, before its first append) the rival passes. */
+typedef struct racer {
+    reclaims r; /* first: on_reclaim's user */
+    dls_judge *rival;
+    bool rival_took;
+} racer;
+
+static void race_rival(void *u, uint64_t pass)
+{
+    (void)pass;
+    racer *x = u;
+    dls_judge_pass_result pr;
+    memset(&pr, 0, sizeof pr);
+    assert_int_equal(dls_judge_pass(x->rival, &pr), 0);
+    x->rival_took = pr.took_over;
+}
+
+static void test_standby_takes_over_jetstream_journal(void **state)
+{
+    (void)state;
+    NEED_SERVER();
+    need_cluster();
+    char jurl[400], aurl[200];
+    fresh_cluster(jurl, "standby-journal", "?replicas=3&sync=data&timeout_ms=5000");
+    dls_medium_del(create(jurl));
+    fresh(aurl, "standby-agent", "?sync=none");
+    dls_medium *agent_m = create(aurl);
+    dls_medium *judge_m = open_read(aurl);
+    uint8_t seed[32];
+    memset(seed, 7, sizeof seed);
+    dls_secret *grantor;
+    assert_int_equal(dls_secret_from_seed(&grantor, "judge", DLS_KEY_ED25519, seed), 0);
+    dls_keyring *kr;
+    assert_int_equal(dls_keyring_new(&kr), 0);
+    assert_int_equal(dls_keyring_add(kr, (const uint8_t *)"judge", 5, DLS_KEY_ED25519,
+                                     dls_secret_public(grantor)),
+                     0);
+    dls_medium *ticks;
+    assert_int_equal(dls_ring_new(&ticks, NULL), 0);
+    dls_resolver *rt, *rm;
+    assert_int_equal(dls_resolver_new_medium(&rt, dls_medium_id(ticks), "ticker", NULL), 0);
+    assert_int_equal(dls_resolver_new_signed(&rm, dls_medium_id(judge_m), kr), 0);
+    dls_judge_tick_source ts = {ticks, rt, "ticker", "test-basis", 0};
+    dls_judge_medium jm = {judge_m, rm};
+    dls_jetstream_settings ex;
+    dls_jetstream_settings_default(&ex);
+    ex.exclusive = true;
+    dls_medium *j1m, *j2m;
+    dls_where w = {0};
+    assert_int_equal(dls_jetstream_open(&j1m, jurl, DLS_OPEN_APPEND, &ex, &w), 0);
+    assert_int_equal(dls_jetstream_open(&j2m, jurl, DLS_OPEN_APPEND, &ex, &w), 0);
+    dls_judge_settings js;
+    dls_judge_settings_default(&js);
+    js.grantor = grantor;
+    js.journal = j1m;
+    js.ticks = &ts;
+    js.nticks = 1;
+    js.media = &jm;
+    js.nmedia = 1;
+    js.tolerance_ns = 100 * DLS_MS;
+    js.cadence_ns = 1000 * DLS_MS;
+    js.heartbeat_ns = 500 * DLS_MS; /* takeover_after: 1600 ms */
+    dls_judge_callbacks cb = {.reclaim = on_reclaim};
+    reclaims rc1 = {0}, rc2 = {0};
+    dls_judge *j1, *sb = NULL;
+    assert_int_equal(dls_judge_new(&j1, &js, &cb, &rc1, &w), 0);
+    uint64_t t = 1000 * DLS_MS;
+    dls_judge_pass_result pr;
+    tick_at(ticks, t);
+    judge_pass(j1, &pr);
+    dls_judge_settings ss = js;
+    ss.standby = true;
+    ss.journal = j2m;
+    ss.heartbeat_ns = 0;
+    assert_int_equal(dls_judge_new(&sb, &ss, &cb, &rc2, &w), DLS_ERR_CONFIG);
+    ss.heartbeat_ns = js.heartbeat_ns;
+    assert_int_equal(dls_judge_new(&sb, &ss, &cb, &rc2, &w), 0);
+    /* a second standby; when it takes over, the first one passes first */
+    dls_medium *j3m;
+    assert_int_equal(dls_jetstream_open(&j3m, jurl, DLS_OPEN_APPEND, &ex, &w), 0);
+    racer rc3 = {.rival = sb};
+    dls_judge_callbacks cb3 = {.reclaim = on_reclaim, .took_over = race_rival};
+    dls_judge *sb2 = NULL;
+    ss.journal = j3m;
+    assert_int_equal(dls_judge_new(&sb2, &ss, &cb3, &rc3, &w), 0);
+    for (int k = 0; k < 6; k++) {
+        t += 300 * DLS_MS;
+        tick_at(ticks, t);
+        judge_pass(j1, &pr);
+        judge_pass(sb2, &pr);
+        assert_true(pr.standby && !pr.took_over);
+        judge_pass(sb, &pr);
+        assert_true(pr.standby && !pr.took_over);
+    }
+    uint64_t last_mark = t - 300 * DLS_MS;
+    uint64_t took = 0;
+    for (int k = 0; k < 12 && !took; k++) {
+        t += 250 * DLS_MS;
+        tick_at(ticks, t);
+        memset(&pr, 0, sizeof pr);
+        int e = dls_judge_pass(sb2, &pr);
+        if (e) { /* its fence set, the rival took over inside its callback */
+            assert_int_equal(e, DLS_ERR_JOURNAL_WRITE);
+            assert_true(rc3.rival_took);
+            took = t;
+            break;
+        }
+        assert_true(pr.standby);
+    }
+    assert_true(took > 0);
+    dls_judge_standby_info si;
+    assert_int_equal(dls_judge_standby_status(sb2, &si), 0);
+    assert_true(si.lost_race); /* exactly one took over: the rival */
+    assert_int_equal(dls_judge_standby_status(sb, &si), 0);
+    assert_true(si.took_over && !si.standby && !si.lost_race);
+    assert_int_equal(rc3.r.n, 0);
+    assert_true(took >= last_mark + 1300 * DLS_MS);
+    assert_true(took <= last_mark + 2600 * DLS_MS);
+    uint8_t b[13];
+    uint64_t pos;
+    assert_int_equal(dls_medium_append(agent_m, b, mkrec(b, 1, 0), &pos, &w), 0);
+    unsigned reclaims_before = rc1.n;
+    memset(&pr, 0, sizeof pr);
+    assert_int_equal(dls_judge_pass(j1, &pr), DLS_ERR_JOURNAL_WRITE);
+    assert_int_equal(dls_judge_journal_failure(j1, &w), DLS_ERR_LOCKED);
+    assert_int_equal(rc1.n, reclaims_before);
+    t += 250 * DLS_MS;
+    tick_at(ticks, t);
+    judge_pass(sb, &pr);
+    assert_false(pr.standby);
+    dls_judge_del(j1);
+    dls_judge_del(sb);
+    dls_judge_del(sb2);
+    dls_medium_del(j1m);
+    dls_medium_del(j2m);
+    dls_medium_del(j3m);
+    dls_resolver_del(rt);
+    dls_resolver_del(rm);
+    dls_medium_del(judge_m);
+    dls_medium_del(agent_m);
+    dls_medium_del(ticks);
+    dls_keyring_del(kr);
+    dls_secret_del(grantor);
+}
+
 static pid_t cli_start(const char *dir, const char *tag, const char *const *args)
 {
     const char *bin = getenv("DAOLEASE_BIN");
@@ -2175,6 +2371,7 @@ int main(void)
         cmocka_unit_test(test_gap_max_msgs),
         cmocka_unit_test(test_foreign_and_deleted_messages),
         cmocka_unit_test(test_concurrent_writers_and_exclusive),
+        cmocka_unit_test(test_takeover_expect_after),
         cmocka_unit_test(test_unreachable_and_restart),
         cmocka_unit_test(test_forked_processes_keep_their_answers),
         cmocka_unit_test(test_cluster_failover_keeps_acked),
@@ -2182,6 +2379,7 @@ int main(void)
         cmocka_unit_test(test_demo_over_cluster_with_kills),
         cmocka_unit_test(test_judge_restarts_from_jetstream_journal),
         cmocka_unit_test(test_judge_assembly_exclusive_journal),
+        cmocka_unit_test(test_standby_takes_over_jetstream_journal),
         cmocka_unit_test(test_judge_cli_two_machines),
         cmocka_unit_test(test_judge_rides_through_journal_leader_kills),
     };

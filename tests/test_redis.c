@@ -1386,6 +1386,46 @@ static void test_entry_without_rec_refuses_appends(void **state)
  * with another token — a second fenced handle, an unfenced one — is refused
  * and changes nothing; a fence cleared behind its owner's back stops the
  * owner too; deleting the owner clears its own fence and only its own. */
+/* judge.md rev 5, Standby judges and takeover ("Redis: sets <key>:writer
+ * to its own token"; a writer that appended after what the standby read is
+ * alive): dls_redis_take_over refuses when <key>:next moved, refuses a held
+ * token unless the writer is presumed abandoned, takes an absent one at
+ * once; the writer that lost the fence has its appends refused. */
+static void test_takeover_fence(void **state)
+{
+    (void)state;
+    NEED_SERVER();
+    char key[64], url[160];
+    fresh(key, url, "takeover");
+    dls_medium *a = create(url, 0), *b, *c;
+    dls_where w = {0};
+    assert_int_equal(dls_redis_open(&b, url, DLS_OPEN_APPEND, NULL, &w), 0);
+    assert_int_equal(dls_redis_open(&c, url, DLS_OPEN_APPEND, NULL, &w), 0);
+    assert_int_equal(dls_redis_fence(a, &w), 0);
+    append_n(a, 1, 0, 3); /* K:next is 3 */
+    /* the writer appended after position 2: alive, refused even if abandoned */
+    assert_int_equal(dls_redis_take_over(b, 2, true, &w), DLS_ERR_JOURNAL_LOCKED);
+    /* a held token without abandoned: refused */
+    assert_int_equal(dls_redis_take_over(b, 3, false, &w), DLS_ERR_JOURNAL_LOCKED);
+    append_n(a, 1, 3, 1); /* a still holds it: K:next is 4 */
+    /* presumed abandoned, nothing appended after what b read: b holds it */
+    assert_int_equal(dls_redis_take_over(b, 4, true, &w), 0);
+    uint8_t r[13];
+    uint64_t pos;
+    assert_int_equal(dls_medium_append(a, r, mkrec(r, 1, 9), &pos, &w), DLS_ERR_LOCKED);
+    assert_int_equal(dls_medium_append(b, r, mkrec(r, 2, 0), &pos, &w), 0);
+    assert_int_equal(pos, 4u);
+    /* a second standby that read up to 4 is too late: b appended */
+    assert_int_equal(dls_redis_take_over(c, 4, true, &w), DLS_ERR_JOURNAL_LOCKED);
+    /* a clean stop clears the token: taken at once, without abandoned */
+    dls_medium_del(b);
+    assert_int_equal(dls_redis_take_over(c, 5, false, &w), 0);
+    assert_int_equal(dls_medium_append(c, r, mkrec(r, 3, 0), &pos, &w), 0);
+    assert_int_equal(pos, 5u);
+    dls_medium_del(a);
+    dls_medium_del(c);
+}
+
 static void test_writer_fence(void **state)
 {
     (void)state;
@@ -2487,6 +2527,133 @@ static void test_judge_fence_library(void **state)
     dls_secret_del(grantor);
 }
 
+/* judge.md rev 5, Standby judges and takeover, on a Redis journal: a
+ * standby needs the journal opened for append and a heartbeat (refused
+ * otherwise, and with journal_lock_path); it follows while the judge
+ * marks; once the readings are takeover_after past the newest mark it sets
+ * <key>:writer to its token and takes over (its first mark is a
+ * takeover); the stale judge, continued, stops at its next append with a
+ * fatal error naming the fence and reclaims nothing. */
+static void test_standby_takes_over_redis_journal(void **state)
+{
+    (void)state;
+    NEED_SERVER();
+    char jkey[64], jurl[200];
+    snprintf(jkey, sizeof jkey, "t%u-standby-journal", ++g_keyno);
+    snprintf(jurl, sizeof jurl, "redis://127.0.0.1:%d/%s?sync=data", g_aof.port, jkey);
+    uint8_t seed[32];
+    memset(seed, 9, sizeof seed);
+    dls_secret *grantor;
+    assert_int_equal(dls_secret_from_seed(&grantor, "judge", DLS_KEY_ED25519, seed), 0);
+    dls_keyring *kr;
+    assert_int_equal(dls_keyring_new(&kr), 0);
+    assert_int_equal(dls_keyring_add(kr, (const uint8_t *)"judge", 5, DLS_KEY_ED25519,
+                                     dls_secret_public(grantor)),
+                     0);
+    dls_where w = {0};
+    dls_medium *j1m, *j2m, *jrd, *ticks, *agent_m, *judge_m;
+    assert_int_equal(dls_redis_create(&j1m, jurl, NULL, &w), 0);
+    assert_int_equal(dls_redis_open(&j2m, jurl, DLS_OPEN_APPEND, NULL, &w), 0);
+    assert_int_equal(dls_redis_open(&jrd, jurl, DLS_OPEN_READ, NULL, &w), 0);
+    assert_int_equal(dls_ring_new(&ticks, NULL), 0);
+    char key[64], url[160];
+    fresh(key, url, "standby-agent");
+    agent_m = create(url, 0);
+    assert_int_equal(dls_redis_open(&judge_m, url, DLS_OPEN_READ, NULL, &w), 0);
+    dls_resolver *r_media, *r_ticks;
+    assert_int_equal(dls_resolver_new_signed(&r_media, dls_medium_id(judge_m), kr), 0);
+    assert_int_equal(dls_resolver_new_medium(&r_ticks, dls_medium_id(ticks), "ticker", NULL), 0);
+    dls_judge_tick_source ts = {ticks, r_ticks, "ticker", "test-basis", 0};
+    dls_judge_medium jm = {judge_m, r_media};
+    dls_judge_settings js;
+    dls_judge_settings_default(&js);
+    js.grantor = grantor;
+    js.journal = j1m;
+    js.ticks = &ts;
+    js.nticks = 1;
+    js.media = &jm;
+    js.nmedia = 1;
+    js.tolerance_ns = 100 * DLS_MS;
+    js.cadence_ns = 1000 * DLS_MS;
+    js.heartbeat_ns = 500 * DLS_MS; /* takeover_after: 3 x 500 + 100 ms */
+    reclaims rc1 = {0}, rc2 = {0};
+    dls_judge_callbacks cb = {.reclaim = on_reclaim};
+    dls_judge *j1, *sb = NULL;
+    assert_int_equal(dls_judge_new(&j1, &js, &cb, &rc1, &w), 0);
+    uint64_t t = 1000 * DLS_MS;
+    dls_judge_pass_result pr;
+    tick_at(ticks, t);
+    judge_pass(j1, &pr);
+
+    dls_judge_settings ss = js;
+    ss.standby = true;
+    ss.journal = jrd; /* read only: it could not fence */
+    assert_int_equal(dls_judge_new(&sb, &ss, &cb, &rc2, &w), DLS_ERR_CONFIG);
+    ss.journal = j2m;
+    ss.heartbeat_ns = 0; /* no heartbeat, no takeover_after */
+    assert_int_equal(dls_judge_new(&sb, &ss, &cb, &rc2, &w), DLS_ERR_CONFIG);
+    ss.heartbeat_ns = js.heartbeat_ns;
+    ss.journal_lock_path = "/tmp/unused.lock";
+    assert_int_equal(dls_judge_new(&sb, &ss, &cb, &rc2, &w), DLS_ERR_CONFIG);
+    ss.journal_lock_path = NULL;
+    assert_int_equal(dls_judge_new(&sb, &ss, &cb, &rc2, &w), 0);
+
+    /* the judge marks every 500 ms: the standby follows */
+    for (int k = 0; k < 6; k++) {
+        t += 300 * DLS_MS;
+        tick_at(ticks, t);
+        judge_pass(j1, &pr);
+        judge_pass(sb, &pr);
+        assert_true(pr.standby && !pr.took_over);
+    }
+    uint64_t last_mark = t - 300 * DLS_MS; /* marks at most 600 ms apart */
+    /* the judge stops (SIGSTOP); the standby takes over only past takeover_after */
+    uint64_t took = 0;
+    for (int k = 0; k < 12 && !took; k++) {
+        t += 250 * DLS_MS;
+        tick_at(ticks, t);
+        judge_pass(sb, &pr);
+        if (pr.took_over)
+            took = t;
+    }
+    assert_true(took > 0);
+    assert_true(took >= last_mark + 1600 * DLS_MS - 300 * DLS_MS);
+    assert_true(took <= last_mark + 1600 * DLS_MS + 1000 * DLS_MS);
+    dls_judge_standby_info si;
+    assert_int_equal(dls_judge_standby_status(sb, &si), 0);
+    assert_true(si.took_over && !si.standby && !si.lost_race);
+
+    /* the stale judge continues: a record drained owes a mark; refused, fatal */
+    uint8_t b[13];
+    uint64_t pos;
+    assert_int_equal(dls_medium_append(agent_m, b, mkrec(b, 1, 0), &pos, &w), 0);
+    long long before = aof_int("XLEN %s", jkey);
+    unsigned reclaims_before = rc1.n;
+    memset(&pr, 0, sizeof pr);
+    assert_int_equal(dls_judge_pass(j1, &pr), DLS_ERR_JOURNAL_WRITE);
+    assert_int_equal(dls_judge_journal_failure(j1, &w), DLS_ERR_LOCKED);
+    assert_int_equal(dls_judge_pass(j1, &pr), DLS_ERR_FATAL);
+    assert_int_equal(aof_int("XLEN %s", jkey), before);
+    assert_int_equal(rc1.n, reclaims_before);
+    t += 250 * DLS_MS;
+    tick_at(ticks, t);
+    judge_pass(sb, &pr); /* the new judge goes on */
+    assert_false(pr.standby);
+
+    dls_judge_del(j1);
+    dls_judge_del(sb);
+    dls_medium_del(j1m);
+    dls_medium_del(j2m);
+    dls_medium_del(jrd);
+    dls_resolver_del(r_media);
+    dls_resolver_del(r_ticks);
+    dls_medium_del(judge_m);
+    dls_medium_del(agent_m);
+    dls_medium_del(ticks);
+    dls_keyring_del(kr);
+    dls_secret_del(grantor);
+}
+
 /* Issue 12 item 9 through `daolease judge`: a bogus entry on an agent's
  * Redis medium does not stop the judge (it runs its passes and exits 0);
  * each pass mark lists the medium in `errors` at the entry's position; the
@@ -2578,6 +2745,7 @@ int main(void)
         cmocka_unit_test(test_bogus_entries),
         cmocka_unit_test(test_entry_without_rec_refuses_appends),
         cmocka_unit_test(test_writer_fence),
+        cmocka_unit_test(test_takeover_fence),
         cmocka_unit_test(test_failover_loses_acked_append),
         cmocka_unit_test(test_judge_cli_two_machines),
         cmocka_unit_test(test_run_stops_when_its_medium_breaks),
@@ -2586,6 +2754,7 @@ int main(void)
         cmocka_unit_test(test_judge_redis_journal_holders_on_redis),
         cmocka_unit_test(test_judge_reports_bogus_entry),
         cmocka_unit_test(test_judge_fence_library),
+        cmocka_unit_test(test_standby_takes_over_redis_journal),
         cmocka_unit_test(test_judge_cli_reports_bogus_entry),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);

@@ -175,6 +175,16 @@ DLS_EXPORT int dls_jetstream_open(dls_medium **out, const char *url, dls_open_mo
  * in a build without libnats. */
 DLS_EXPORT bool dls_jetstream_is_exclusive(dls_medium *m);
 
+/* A standby judge's takeover fence on an exclusive handle (judge.md rev 5,
+ * Standby judges and takeover: "its first append names the last sequence
+ * it read"): the handle's next append lands only directly after position
+ * end - 1, i.e. when the stream holds exactly `end` positions; if another
+ * writer appended after what the caller read, that append fails with
+ * DLS_ERR_LOCKED and stores nothing. Errors: DLS_ERR_INVAL (not a
+ * JetStream medium), DLS_ERR_STATE (not exclusive), DLS_ERR_CONFIG (built
+ * without libnats). */
+DLS_EXPORT int dls_jetstream_expect_after(dls_medium *m, uint64_t end);
+
 #ifdef __cplusplus
 }
 #endif

@@ -559,6 +559,9 @@ typedef struct dls_judge_standby_info {
     uint64_t behind_passes;   /* pass marks among them (continuations not
                                  counted) */
     uint64_t steps;           /* standby passes so far */
+    bool lost_race;           /* a remote takeover's first append was refused:
+                                 another writer appended first; the handle
+                                 stopped (fatal): assemble a standby again */
 } dls_judge_standby_info;
 
 /* Fills *info. The behind_* counts read the journal from `applied` to

@@ -152,6 +152,19 @@ DLS_EXPORT bool dls_redis_is_medium(dls_medium *m);
  * DLS_ERR_TRANSPORT, DLS_ERR_SODIUM, DLS_ERR_CONFIG (built without Redis). */
 DLS_EXPORT int dls_redis_fence(dls_medium *m, dls_where *w);
 
+/* A standby judge's takeover fence (judge.md rev 5, Standby judges and
+ * takeover; docs/standby.md, Remote journals): in one script, when K:next
+ * is exactly `next` (nothing was appended after what the caller read),
+ * sets K:writer to a fresh token of this handle — when K:writer is absent,
+ * or, with `abandoned` (its writer is presumed gone: no mark for
+ * takeover_after readings), whatever token it holds. The handle is then
+ * fenced as by dls_redis_fence, at `next`; the previous writer's appends
+ * are refused from then on. A token this handle held before is dropped
+ * first. Errors: DLS_ERR_JOURNAL_LOCKED (K:next moved: the writer is
+ * alive; or another token holds K:writer and `abandoned` is false), and
+ * those of dls_redis_fence. */
+DLS_EXPORT int dls_redis_take_over(dls_medium *m, uint64_t next, bool abandoned, dls_where *w);
+
 #ifdef __cplusplus
 }
 #endif

@@ -34,3 +34,10 @@ bool dls_jetstream_is_exclusive(dls_medium *m)
     (void)m;
     return false;
 }
+
+int dls_jetstream_expect_after(dls_medium *m, uint64_t end)
+{
+    (void)m;
+    (void)end;
+    return DLS_ERR_CONFIG;
+}

@@ -37,6 +37,8 @@ extern const char rds_fence_lua[];
 extern const size_t rds_fence_lua_len;
 extern const char rds_unfence_lua[];
 extern const size_t rds_unfence_lua_len;
+extern const char rds_takeover_lua[];
+extern const size_t rds_takeover_lua_len;
 
 #define RDS_TOKEN_MAX 160u /* the writer token: 32 hex, host name, pid */
 

@@ -41,3 +41,11 @@ int dls_redis_fence(dls_medium *m, dls_where *w)
     (void)m;
     return unsupported(NULL, w);
 }
+
+int dls_redis_take_over(dls_medium *m, uint64_t next, bool abandoned, dls_where *w)
+{
+    (void)m;
+    (void)next;
+    (void)abandoned;
+    return unsupported(NULL, w);
+}
