@@ -97,6 +97,8 @@ typedef struct status {
     uint64_t now, pass, tolerance;
     uint64_t live;
     bool verify;
+    /* judge.md rev 5, Standby judges: the newest takeover mark read (0: none) */
+    uint64_t takeover_pass, takeover_now;
     /* the checkpoint status started from (0: the whole journal) */
     uint64_t ck_pass, ck_next, journal_first;
     dls_status_counts counts; /* what the journal read showed */
@@ -193,6 +195,10 @@ static int on_mark(status *s, const dls_mark_view *v)
         s->now = v->now.ns;
         s->pass = v->pass;
         s->tolerance = v->tolerance.ns;
+        if (v->takeover) {
+            s->takeover_pass = v->pass;
+            s->takeover_now = v->now.ns;
+        }
     }
     dls_mark_list l = v->drained;
     dls_mark_pos e;
@@ -379,6 +385,9 @@ static void print_table(const status *s, dls_jbuf *b)
                ", the history before it not read%s\n",
                s->ck_pass, s->ck_next,
                s->journal_first ? " (its first positions are gone)" : "");
+    if (s->takeover_pass)
+        printf("last takeover by a standby judge at pass %" PRIu64 " (reading %" PRIu64 ")\n",
+               s->takeover_pass, s->takeover_now);
 }
 
 static dls_status_lease lease_of(const status *s, const sl_lease *l)

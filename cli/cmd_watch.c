@@ -27,15 +27,17 @@ static const char usage_text[] =
     "usage: daolease watch --journal J [--grantor NAME --keyring K] [--json]\n"
     "                      [--from POS | --new] [--no-follow]\n\n"
     "Prints the journal's grants, refusals and lapses (with cause) as they are\n"
-    "written, each with the pass it belongs to and that pass's now. Reads only\n"
-    "the journal. Stops on SIGINT/SIGTERM (exit 0) or when the journal is\n"
-    "sealed; exit 1 naming the file and position when the journal cannot be\n"
-    "read on (cut back, damaged, shorter than its header).\n\n"
+    "written, and each standby judge's takeover, each with the pass it belongs\n"
+    "to and that pass's now. Reads only the journal. Stops on SIGINT/SIGTERM\n"
+    "(exit 0) or when the journal is sealed; exit 1 naming the file and\n"
+    "position when the journal cannot be read on (cut back, damaged, shorter\n"
+    "than its header).\n\n"
     "  --journal J      the grantor's journal\n"
     "  --grantor NAME   only records by NAME count\n"
     "  --keyring K      verify every record under NAME's key (else records are\n"
     "                   taken as they claim)\n"
-    "  --json           JSON Lines: {\"event\": \"grant\"|\"refusal\"|\"lapsed\", ...}\n"
+    "  --json           JSON Lines: {\"event\": \"grant\"|\"refusal\"|\"lapsed\"|\n"
+    "                   \"takeover\", ...}\n"
     "  --from POS       start at position POS (default 0: the whole history)\n"
     "  --new            start at the journal's end: only what is written now\n"
     "  --no-follow      stop at the journal's end instead of waiting\n";
@@ -290,6 +292,10 @@ int dls_cmd_watch(int argc, char **argv)
             w.pass = r.mark.pass;
             w.now = r.mark.now.ns;
             w.has_now = true;
+            if (r.mark.takeover && !skipping) { /* judge.md rev 5, Standby judges */
+                header(&w, &b, "takeover", r.position);
+                emit(&w, &b);
+            }
         } else if (r.kind == JV_FACT && !skipping) {
             on_fact(&w, &r, &b, &t);
         } else if (r.kind == JV_FACT && r.fact.kind == DLS_FACT_GRANT) {

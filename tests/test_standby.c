@@ -1029,6 +1029,14 @@ static void test_cli_standby_takes_over_after_sigkill(void **state)
     assert_int_equal(run_sh("cd %s && %s audit --journal journal.dls --keyring keyring "
                             "--grantor arbiter --media a1.dls --json > audit.out", d, bin), 0);
     assert_int_equal(run_sh("cd %s && grep -q '\"takeovers\": \\[[0-9]*\\]' audit.out", d), 0);
+    /* status names the newest takeover and watch prints a line for it
+     * (docs/cli.md `status`, `watch`; judge.md rev 5, Standby judges) */
+    assert_int_equal(run_sh("cd %s && %s status --journal journal.dls --media a1.dls > st.out && "
+                            "grep -q '^last takeover by a standby judge at pass [0-9]* (reading' "
+                            "st.out", d, bin), 0);
+    assert_int_equal(run_sh("cd %s && %s watch --journal journal.dls --no-follow --json > w.out && "
+                            "test $(grep -c '\"event\": \"takeover\", \"position\"' w.out) -eq 1",
+                            d, bin), 0);
     rm_rf(d);
     free(d);
 }
