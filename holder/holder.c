@@ -480,7 +480,7 @@ int dls_holder_remaining(dls_holder *h, uint64_t lease, uint64_t *ns)
 }
 
 /* dls_holder_remaining for n leases after one drain of the tick cursor
- * (holder.md, "The bound"; docs/holder.md, "Many leases at once"): the
+ * (holder.md, "The bound"; docs/holder.md): the
  * same answer per lease, 0 for a lease not tracked. */
 int dls_holder_remaining_many(dls_holder *h, const uint64_t *leases, size_t n,
                               uint64_t *ns, size_t *untracked)
