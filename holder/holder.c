@@ -397,6 +397,34 @@ int dls_holder_remaining(dls_holder *h, uint64_t lease, uint64_t *ns)
     return 0;
 }
 
+/* dls_holder_remaining for n leases after one drain of the tick cursor
+ * (holder.md, "The bound"; docs/holder.md): the
+ * same answer per lease, 0 for a lease not tracked. */
+int dls_holder_remaining_many(dls_holder *h, const uint64_t *leases, size_t n,
+                              uint64_t *ns, size_t *untracked)
+{
+    if (!h || (n && (!leases || !ns)))
+        return DLS_ERR_INVAL;
+    if (hld_own_process(h))
+        return DLS_ERR_STATE;
+    drain_ticks(h, NULL);
+    size_t missing = 0;
+    for (size_t i = 0; i < n; i++) {
+        const hlease *l = hld_find_lease(h, leases[i]);
+        if (!l) {
+            ns[i] = 0;
+            missing++;
+            continue;
+        }
+        ns[i] = (l->state == DLS_HOLDER_HELD && !l->bound_unreported && !h->ticks_ended)
+                    ? dls_sub_floor(hld_lease_bound(l), h->now)
+                    : 0;
+    }
+    if (untracked)
+        *untracked = missing;
+    return 0;
+}
+
 int dls_holder_release(dls_holder *h, uint64_t lease, bool commit)
 {
     if (!h)

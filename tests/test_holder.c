@@ -1032,6 +1032,20 @@ static void test_no_act_before_grant(void **state)
     assert_int_equal(dls_holder_remaining(f->h, 1, &rem), 0);
     assert_true(rem == 2 * S);
     assert_int_equal(dls_holder_remaining(f->h, 7, &rem), DLS_ERR_NO_LEASE);
+    /* dls_holder_remaining_many: the same answers, one drain (holder.md,
+     * "The bound"; holder.h); an untracked lease answers 0 and is counted */
+    tick_at(f, 11 * S + 500);
+    const uint64_t ids[3] = {1, 7, 1};
+    uint64_t many[3] = {9, 9, 9};
+    size_t untracked = 0;
+    assert_int_equal(dls_holder_remaining_many(f->h, ids, 3, many, &untracked), 0);
+    assert_true(many[0] == 2 * S - 500 && many[1] == 0 && many[2] == 2 * S - 500);
+    assert_int_equal(untracked, 1);
+    assert_int_equal(dls_holder_remaining(f->h, 1, &rem), 0);
+    assert_true(rem == many[0]);
+    assert_int_equal(dls_holder_remaining_many(f->h, NULL, 0, NULL, NULL), 0);
+    assert_int_equal(dls_holder_remaining_many(f->h, NULL, 2, many, NULL), DLS_ERR_INVAL);
+    assert_int_equal(dls_holder_remaining_many(NULL, ids, 1, many, NULL), DLS_ERR_INVAL);
     dls_holder_lease li;
     assert_int_equal(dls_holder_lease_info(f->h, 1, &li), 0);
     assert_true(li.observed == 10 * S && li.interval_ns == S && li.state == DLS_HOLDER_HELD);

@@ -417,6 +417,16 @@ DLS_EXPORT bool dls_holder_may_act(dls_holder *h, uint64_t lease);
  * not track. */
 DLS_EXPORT int dls_holder_remaining(dls_holder *h, uint64_t lease, uint64_t *ns);
 
+/* dls_holder_remaining() for n leases at once, after one drain of the tick
+ * cursor: ns[i] is what dls_holder_remaining() would answer for leases[i]
+ * at that reading (0 at or after the bound, once released, or for a lease
+ * not tracked). *untracked (may be NULL) counts the leases not tracked.
+ * One call answers a whole batch of renewals (bindings that pay per call,
+ * docs/node.md). Errors: DLS_ERR_INVAL (h NULL, or leases/ns NULL with
+ * n > 0), DLS_ERR_STATE (another process's holder). */
+DLS_EXPORT int dls_holder_remaining_many(dls_holder *h, const uint64_t *leases,
+                                         size_t n, uint64_t *ns, size_t *untracked);
+
 /* Releases `lease` (optionally with commit): from this call on may_act is
  * false and the lease is no longer renewed; a release fact is appended to
  * the holder's medium. Returns 0 when the append answered ok; otherwise the

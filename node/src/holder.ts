@@ -157,7 +157,11 @@ export class Holder implements AsyncDisposable {
   #running = false;
   #busy = false;
   #ns: number[] = [0];
-  #sliceT0 = 0;
+  /* one slice's renewed leases, answered by one dls_holder_remaining_many
+   * call (one FFI crossing a slice, not one a renewal) */
+  #sliceIds = new BigUint64Array(EVENT_SLICE);
+  #sliceNs = new BigUint64Array(EVENT_SLICE);
+  #sliceLeases: Lease[] = [];
   #closed = false;
   #timer: NodeJS.Timeout | null = null;
   #waiters = new Map<number, Waiter>();
@@ -165,8 +169,10 @@ export class Holder implements AsyncDisposable {
   /** The last error a background step met (transport errors: the bound
    * protects the leases), or null. */
   lastError: Error | null = null;
-  /** Counters over every step: renewals appended ok, steps. */
-  readonly stats = { steps: 0, renewed: 0, appends: 0, events: 0, maxSyncMs: 0 };
+  /** Counters over every step: renewals appended ok, steps; asyncCalls:
+   * the C calls that may append (step, propose, release) made on koffi's
+   * worker thread — every one of them is (docs/node.md, "The event loop"). */
+  readonly stats = { steps: 0, renewed: 0, appends: 0, events: 0, maxSyncMs: 0, asyncCalls: 0 };
   /** Called with every event of every step (optional). */
   onEvent: ((e: HolderEvent) => void) | null = null;
 
@@ -288,7 +294,7 @@ export class Holder implements AsyncDisposable {
     this.#busy = true;
     let rc: number;
     try {
-      rc = await callAsync(C.holder_step, this.#h, res);
+      this.stats.asyncCalls++; rc = await callAsync(C.holder_step, this.#h, res);
     } finally {
       this.#busy = false;
     }
@@ -306,9 +312,10 @@ export class Holder implements AsyncDisposable {
       if (this.#closed) return;
       const t0 = performance.now();
       this.#ticks!.now();                       // one reading for the slice's snapshots
-      this.#sliceT0 = t0;
       const end = Math.min(n, i + EVENT_SLICE);
+      this.#sliceLeases.length = 0;
       for (let k = i; k < end; k++) this.#dispatch(view!, k * size);
+      this.#snapshotSlice(t0);
       this.#timed(t0);
     }
     let next = TURN_MS;
@@ -335,7 +342,10 @@ export class Holder implements AsyncDisposable {
     if (code === 4 && this.onEvent === null) {          // renewed: the common case
       this.stats.renewed++;
       const l = this.#leases.get(lease);
-      if (l) this.#snapshot(l, this.#sliceT0);
+      if (l) {
+        this.#sliceIds[this.#sliceLeases.length] = BigInt(lease);
+        this.#sliceLeases.push(l);
+      }
       return;
     }
     const kind = EVENT_KIND[code] ?? String(code);
@@ -376,16 +386,26 @@ export class Holder implements AsyncDisposable {
   /* The library's answer for l now, kept with the time read before the
    * reading (so that aging it by the time elapsed since never overstates
    * what is left). Only when no call is in flight. */
-  #snapshot(l: Lease, sliceT0?: number): number {
-    let t0 = sliceT0;
-    if (t0 === undefined) {
-      t0 = performance.now();
-      this.#ticks!.now();
-    }
+  #snapshot(l: Lease): number {
+    const t0 = performance.now();
+    this.#ticks!.now();
     const rc = C.holder_remaining(this.#h, l.token, this.#ns) as number;
     l.snapT0 = t0;
     l.snapNs = rc === 0 ? Number(this.#ns[0]) : 0;
     return l.snapNs;
+  }
+
+  /** The snapshots of the slice's renewed leases, in one C call. */
+  #snapshotSlice(t0: number): void {
+    const ls = this.#sliceLeases;
+    if (ls.length === 0) return;
+    const rc = C.holder_remaining_many(this.#h, this.#sliceIds, ls.length, this.#sliceNs, null) as number;
+    for (let k = 0; k < ls.length; k++) {
+      const l = ls[k]!;
+      l.snapT0 = t0;
+      l.snapNs = rc === 0 ? Number(this.#sliceNs[k]) : 0;
+    }
+    ls.length = 0;
   }
 
   mayActOf(l: Lease): boolean {
@@ -414,7 +434,7 @@ export class Holder implements AsyncDisposable {
       if (this.#closed) return;
       this.#busy = true;
       let rc: number;
-      try { rc = await callAsync(C.holder_release, this.#h, l.token, commit); }
+      try { this.stats.asyncCalls++; rc = await callAsync(C.holder_release, this.#h, l.token, commit); }
       finally { this.#busy = false; }
       // a failed append is retried at every later step (holder.h)
       if (rc !== 0 && rc !== ERR.NO_LEASE) this.lastError = new DaoleaseError(rc, null, `release ${l.token}`);
@@ -441,7 +461,7 @@ export class Holder implements AsyncDisposable {
         const out = [0];
         this.#busy = true;
         let rc: number;
-        try { rc = await callAsync(C.holder_propose, this.#h, enc, enc.length, d, opts.shared ? 1 : 0, out); }
+        try { this.stats.asyncCalls++; rc = await callAsync(C.holder_propose, this.#h, enc, enc.length, d, opts.shared ? 1 : 0, out); }
         finally { this.#busy = false; }
         if (rc !== 0) check(rc, `propose ${String(subject)}`, undefined, C.holder_message(this.#h) as string || null);
         handle = Number(out[0]);

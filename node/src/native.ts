@@ -161,6 +161,8 @@ export const C = {
   holder_step: f("int dls_holder_step(dls_holder *h, _Out_ dls_holder_result *res)"),
   holder_may_act: f("bool dls_holder_may_act(dls_holder *h, uint64_t lease)"),
   holder_remaining: f("int dls_holder_remaining(dls_holder *h, uint64_t lease, _Out_ uint64_t *ns)"),
+  // typed arrays, passed by address: no marshalling per lease
+  holder_remaining_many: f("int dls_holder_remaining_many(dls_holder *h, const uint64_t *leases, size_t n, uint64_t *ns, void *untracked)"),
   holder_release: f("int dls_holder_release(dls_holder *h, uint64_t lease, bool commit)"),
   holder_forget: f("int dls_holder_forget(dls_holder *h, uint64_t lease)"),
   holder_message: f("const char *dls_holder_message(const dls_holder *h)"),

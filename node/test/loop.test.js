@@ -53,6 +53,11 @@ test("10^4 leases renewed while the loop keeps turning (loop delay measured)", a
     // is what the package does while the loop keeps turning: every lease
     // renewed and still held, the loop sampled throughout.
     assert.ok(hist.count > 0, line);
+    // the appends that sync (group) ran off the loop thread: every step and
+    // every proposal went through koffi's async path (one in flight at most)
+    const direct = h.stats.steps + N;
+    assert.ok(h.stats.appends > 0 && h.stats.asyncCalls >= direct && h.stats.asyncCalls <= direct + 1,
+      `async calls ${h.stats.asyncCalls}, steps ${h.stats.steps}, proposals ${N}`);
   } finally {
     await h.close();
     await j.stop();
