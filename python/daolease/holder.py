@@ -424,7 +424,11 @@ class Holder:
             if e.kind == "lapsed":
                 why = f"was reclaimed by the grantor (cause {e.cause})"
             elif e.text:  # e.g. "named due (policy) in the grantor's pass 6"
-                why = f"reached its bound: {e.text}"
+                # the event text may already begin with the phrase (holder.md)
+                text = e.text
+                if text.startswith("reached its bound: "):  # Python 3.8: no removeprefix
+                    text = text[len("reached its bound: "):]
+                why = f"reached its bound: {text}"
             else:
                 why = "reached its bound (renewals did not succeed)"
             lease._lose(f"lease {e.lease} on {lease.subject!r} {why}")
