@@ -284,6 +284,7 @@ typedef struct dls_judge_settings {
     uint64_t heartbeat_ns;
     uint64_t takeover_after_ns;
     dls_sync takeover_sync;
+    size_t drain_per_s;
 } dls_judge_settings;
 void dls_judge_settings_default(dls_judge_settings *s);
 typedef enum dls_reclaim_answer {
