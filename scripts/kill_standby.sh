@@ -23,16 +23,28 @@
 # over), and at the middle kill one NATS server is killed too (and started
 # again after the takeover).
 #
+# For the takeover's figures (docs/standby.md): DLS_LEASE_MS (the agents'
+# lease duration, default 1000), DLS_WORK_MS (how long an agent's command
+# works, default 50), DLS_AGENT_KILLS=0 (no agent is killed: every holder
+# lives, so a holder stopped at its bound is a loss the takeover caused) and
+# DLS_NATS_KILL=0 (no NATS server killed). Each kill's time until the
+# standby said it took over is measured (takeover_ms: the largest and the
+# median); holders_stopped counts the agents' runs stopped at their bound
+# or reclaimed under them.
+#
 # Environment: DAOLEASE_BIN (default build/cli/daolease), DLS_KEEP=1 keeps
 # the work folder. Prints one summary line:
-#   kills N takeovers T audits A audit_failures F runs R leased L
-#       agents_killed K grants G lapsed S live_at_end V tokens_ok yes|no
-#       seconds T
+#   kills N takeovers T takeover_marks M servers_killed S audits A
+#       audit_failures F runs R leased L agents_killed K holders_stopped H
+#       grants G lapsed S live_at_end V tokens_ok yes|no
+#       takeover_ms max X median Y seconds T
 # and exits 1 when a takeover did not happen, an audit failed, a lease was
 # left live, the tokens went backwards, or no run ever got a lease.
 set -eu
 
 N=${1:?usage: kill_standby.sh N [BATCH]}
+LEASE_MS=${DLS_LEASE_MS:-1000}
+WORK=$(awk -v m="${DLS_WORK_MS:-50}" 'BEGIN { printf "%.3f", m / 1000 }')
 BATCH=${2:-10}
 case "$N$BATCH" in *[!0-9]*) echo "kill_standby.sh: N and BATCH are numbers" >&2; exit 2;; esac
 [ "$N" -ge 1 ] && [ "$BATCH" -ge 1 ] || { echo "kill_standby.sh: N, BATCH >= 1" >&2; exit 2; }
@@ -95,13 +107,13 @@ fi
 for p in arbiter a1 a2 a3; do "$BIN" keygen $p >> keyring; done
 printf '{"party": "arbiter", "key": "arbiter.secret", "keyring": "keyring",
   "journal": "%s", "media": ["%s", "%s", "%s"],
-  "duration": {"s": 1}, "tolerance": {"ms": 250}, "cadence": {"ms": 50}, %s
-  "heartbeat": {"ms": 500}}' "$J" "$M1" "$M2" "$M3" "$takeover" > judge.json
+  "duration": {"ms": %d}, "tolerance": {"ms": 250}, "cadence": {"ms": 50}, %s
+  "heartbeat": {"ms": 500}}' "$J" "$M1" "$M2" "$M3" "$LEASE_MS" "$takeover" > judge.json
 for i in 1 2 3; do
     eval "m=\$M$i"
     printf '{"party": "a%d", "key": "a%d.secret", "keyring": "keyring", "grantor": "arbiter",
-  "journal": "%s", "medium": "%s", "duration": {"s": 1},
-  "grace": {"ms": 300}}' $i $i "$J" "$m" > run-a$i.json
+  "journal": "%s", "medium": "%s", "duration": {"ms": %d},
+  "grace": {"ms": 300}}' $i $i "$J" "$m" "$LEASE_MS" > run-a$i.json
 done
 
 rand_ms() {
@@ -165,14 +177,14 @@ for i in 1 2 3; do
         while [ ! -f stop ]; do
             n=$((n + 1))
             set +e
-            if [ $((n % 5)) -eq 0 ]; then
+            if [ "${DLS_AGENT_KILLS:-1}" = 1 ] && [ $((n % 5)) -eq 0 ]; then
                 timeout -s KILL 0.2 "$BIN" run --config run-a$i.json --subject job$((i % 2)) \
                     --wait 4s -- sh -c 'echo "start $DAOLEASE_SUBJECT $DAOLEASE_LEASE" >> writes;
                                         sleep 1' > /dev/null 2>> agent$i.err
                 echo "killed $?" >> status$i
             else
                 "$BIN" run --config run-a$i.json --subject job$((i % 2)) --wait 4s -- \
-                    sh -c 'echo "start $DAOLEASE_SUBJECT $DAOLEASE_LEASE" >> writes; sleep 0.05;
+                    env WORK="$WORK" sh -c 'echo "start $DAOLEASE_SUBJECT $DAOLEASE_LEASE" >> writes; sleep "$WORK";
                            echo "end $DAOLEASE_SUBJECT $DAOLEASE_LEASE" >> writes' \
                     > /dev/null 2>> agent$i.err
                 echo $? >> status$i
@@ -193,15 +205,17 @@ wait_limit=1000
 while [ "$k" -lt "$N" ]; do
     sleep_ms "$(rand_ms 0 300)"
     nats_killed=""
-    if [ "${DLS_NATS:-0}" = 1 ] && [ "$k" -eq $((N / 2)) ]; then
+    if [ "${DLS_NATS:-0}" = 1 ] && [ "${DLS_NATS_KILL:-1}" = 1 ] && [ "$k" -eq $((N / 2)) ]; then
         nats_killed=$((k % 3 + 1))
         nats_kill "$nats_killed"
     fi
+    killed_at=$(date +%s%N)
     kill -9 "$judge" 2>/dev/null || true
     wait "$judge" 2>/dev/null || true
     k=$((k + 1))
     if wait_line "$out" '"took_over": ' 0 "$wait_limit"; then
         takeovers=$((takeovers + 1))
+        echo $(( ($(date +%s%N) - killed_at) / 1000000 )) >> takeover_ms
     else
         echo "kill_standby.sh: kill $k: the standby did not take over (see $DIR)" >&2
         DLS_KEEP=1
@@ -242,13 +256,18 @@ lapsed=$("$BIN" dump --json "$J" 2>/dev/null | grep -c '"lapsed"' || true)
 marks=$("$BIN" audit --journal "$J" --grantor arbiter --keyring keyring \
         --media "$M1" "$M2" "$M3" --json 2>/dev/null |
         sed -n 's/.*"takeovers": \[\([0-9, ]*\)\].*/\1/p' | tr ',' '\n' | grep -c . || true)
+stopped=$(cat agent1.err agent2.err agent3.err 2>/dev/null |
+          grep -c 'stopped: \|was reclaimed by the grantor' || true)
+tk_max=$(sort -n takeover_ms 2>/dev/null | tail -1)
+tk_med=$(sort -n takeover_ms 2>/dev/null | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)] }')
 tokens_ok=$(awk '
     $1 == "start" { if (($2 in last) && $3 <= last[$2]) bad = 1; last[$2] = $3 }
     END { print bad ? "no" : "yes" }' writes 2>/dev/null || echo no)
 end=$(date +%s)
 echo "kills $k takeovers $takeovers takeover_marks $marks servers_killed $servers_killed audits $audits" \
      "audit_failures $failures runs $runs leased $leased agents_killed $killed" \
-     "grants $grants lapsed $lapsed live_at_end ${live:-?} tokens_ok $tokens_ok" \
+     "holders_stopped $stopped grants $grants lapsed $lapsed live_at_end ${live:-?}" \
+     "tokens_ok $tokens_ok takeover_ms max ${tk_max:-?} median ${tk_med:-?}" \
      "seconds $((end - start))"
 [ "$takeovers" -eq "$N" ] && [ "$failures" -eq 0 ] && [ "$tokens_ok" = yes ] &&
     [ "$leased" -gt 0 ] && [ "${live:-1}" = 0 ]
