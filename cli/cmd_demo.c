@@ -8,12 +8,22 @@
  * checks the results file, where each result carries its lease id (the
  * fencing token). The run ends with an audit of the journal and the media
  * (the same code as `daolease audit`), an SVG timeline, and manifest.json
- * so that anyone can audit the run again. */
+ * so that anyone can audit the run again.
+ *
+ * With --standby (judge.md rev 5, "Standby judges and takeover";
+ * docs/standby.md) the owner's judge runs in a child process with the same
+ * callbacks, reporting its grants and reclaims over a pipe, while this
+ * process assembles a standby judge on the same inputs and follows the
+ * journal. Mid-run the child is killed with SIGKILL; the kernel frees the
+ * journal's writer lock, the standby takes over and this process is the
+ * owner from then on. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <stdarg.h>
 #include <inttypes.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,7 +59,10 @@ static const char usage_text[] =
     "               keys <run folder>-agent-N; the journal stays a local file\n"
     "  --nats URL   likewise on a NATS JetStream server or cluster\n"
     "               (nats://host:port[,host:port...][?replicas=3...]), one stream\n"
-    "               <run folder>-agent-N each\n";
+    "               <run folder>-agent-N each\n"
+    "  --standby    run the judge in a child process and a standby judge in this\n"
+    "               one; kill the judge with SIGKILL mid-run (some items done,\n"
+    "               leases held): the standby takes over and finishes the run\n";
 
 struct item {
     uint64_t lease;        /* the current lease, 0 when none */
@@ -58,6 +71,28 @@ struct item {
     unsigned commits;      /* reclaims with commit (must end at 1) */
     uint64_t adopted;      /* the lease whose holder found the result already
                               written and committed it (0: none) */
+    uint64_t reclaimed;    /* the last lease reclaimed (a reclaim is run again
+                              after a takeover when its lapse had not landed) */
+};
+
+/* Lines arriving on a pipe (the agents' progress, the judge child's events). */
+struct lines {
+    char buf[8192];
+    size_t have;
+};
+
+/* --standby: the judge child and the takeover (docs/standby.md). */
+struct standby {
+    bool on;
+    pid_t pid;             /* the judge's process; 0 once reaped */
+    int events_rd, events_wr; /* its events pipe (-1: closed) */
+    struct lines events;
+    bool ready;            /* its first pass ran: the journal has a mark */
+    bool killed;
+    uint64_t killed_at, killed_pass; /* readings and the standby's pass at the kill */
+    unsigned held_at_kill, done_at_kill;
+    uint64_t took_over_pass, took_over_at;
+    unsigned repeated;     /* reclaims run again after the takeover */
 };
 
 struct victim {
@@ -88,6 +123,8 @@ struct demo {
     dls_judge *judge;
     uint64_t now;
     int progress_rd;
+    struct lines progress;
+    struct standby sb;
     bool tty;
     bool made_dir;     /* this run created d->dir (removed again when set-up fails) */
 };
@@ -109,14 +146,18 @@ static int parse_item(dls_bytes subject, unsigned items)
 
 /* ---- the owner's callbacks --------------------------------------------- */
 
-static int on_reclaim(void *user, dls_bytes subject, uint64_t lease, dls_cause cause,
-                      bool commit)
+/* The owner's reclaim of item i's lease; idempotent: after a takeover the
+ * standby runs again a reclaim whose lapse had not landed (docs/standby.md,
+ * When it takes over), which the dead judge's process may have run. */
+static void note_reclaim(struct demo *d, int i, uint64_t lease, dls_cause cause, bool commit,
+                         uint64_t now)
 {
-    struct demo *d = user;
-    int i = parse_item(subject, d->p.items);
-    if (i < 0)
-        return DLS_RECLAIM_DONE;
     struct item *it = &d->items[i];
+    if (it->reclaimed == lease) {
+        d->sb.repeated++;
+        return;
+    }
+    it->reclaimed = lease;
     if (commit) {
         it->commits++;
         it->done_lease = lease;
@@ -126,7 +167,7 @@ static int on_reclaim(void *user, dls_bytes subject, uint64_t lease, dls_cause c
         d->reclaimed_silence++;
         for (unsigned v = 0; v < d->n_victims; v++)
             if (d->victims[v].lease == lease)
-                d->victims[v].reclaimed_at = d->now;
+                d->victims[v].reclaimed_at = now;
     } else if (cause == DLS_CAUSE_RELEASE) {
         d->reclaimed_release++;
     }
@@ -134,6 +175,36 @@ static int on_reclaim(void *user, dls_bytes subject, uint64_t lease, dls_cause c
         it->lease = 0;
         it->holder = -1;
     }
+}
+
+/* The judge child's events, one line each, written with one write(2)
+ * (< PIPE_BUF): "g <item> <lease>", "r <item> <lease> <cause> <commit>
+ * <now>", "ready". */
+static void send_event(const struct demo *d, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void send_event(const struct demo *d, const char *fmt, ...)
+{
+    if (d->sb.events_wr < 0)
+        return;
+    char line[128];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    if (n <= 0 || (size_t)n >= sizeof line || write(d->sb.events_wr, line, (size_t)n) != n)
+        _exit(3);
+}
+
+static int on_reclaim(void *user, dls_bytes subject, uint64_t lease, dls_cause cause,
+                      bool commit)
+{
+    struct demo *d = user;
+    int i = parse_item(subject, d->p.items);
+    if (i < 0)
+        return DLS_RECLAIM_DONE;
+    send_event(d, "r %d %" PRIu64 " %d %d %" PRIu64 "\n", i, lease, (int)cause, (int)commit,
+               d->now);
+    note_reclaim(d, i, lease, cause, commit, d->now);
     return DLS_RECLAIM_DONE;
 }
 
@@ -165,8 +236,10 @@ static void on_granted(void *user, const dls_judge_lease_info *l)
     struct demo *d = user;
     d->granted++;
     int i = parse_item(l->subject, d->p.items);
-    if (i >= 0)
+    if (i >= 0) {
+        send_event(d, "g %d %" PRIu64 "\n", i, l->lease);
         d->items[i].lease = l->lease;
+    }
 }
 
 /* ---- setting the run up -------------------------------------------------- */
@@ -266,7 +339,13 @@ static int fork_agents(struct demo *d)
     return fcntl(d->progress_rd, F_SETFL, O_NONBLOCK);
 }
 
-static int assemble_judge(struct demo *d)
+static void on_took_over(void *user, uint64_t pass);
+
+/* The owner's judge; with `standby` the standby judge of --standby, which
+ * follows the journal through a read handle and opens it for append itself
+ * when it takes over (include/daolease/judge.h, takeover_sync). The inputs
+ * are the judge's exactly (judge.md rev 5, Standby judges). */
+static int assemble_judge(struct demo *d, bool standby)
 {
     char path[DEMO_PATH_MAX], keyring[DEMO_PATH_MAX];
     dls_where w = {0};
@@ -275,7 +354,8 @@ static int assemble_judge(struct demo *d)
     if (dls_cli_load_keys("demo", path, keyring, &d->secret, &d->keyring))
         return -1;
     demo_path(path, d->dir, "journal.dls");
-    if (dls_cli_open(&d->journal, "demo", path, DLS_OPEN_APPEND, false, DLS_SYNC_DATA))
+    if (dls_cli_open(&d->journal, "demo", path, standby ? DLS_OPEN_READ : DLS_OPEN_APPEND,
+                     false, DLS_SYNC_DATA))
         return -1;
     for (unsigned i = 0; i < d->agents; i++) {
         demo_medium(path, &d->p, i);
@@ -292,7 +372,10 @@ static int assemble_judge(struct demo *d)
     s.tolerance_ns = 250 * MS;
     s.cadence_ns = 100 * MS;
     s.default_duration = dls_duration_from_ns(d->p.duration_ns);
-    dls_judge_callbacks cb = {.reclaim = on_reclaim, .policy = on_policy, .granted = on_granted};
+    s.standby = standby;
+    s.takeover_sync = DLS_SYNC_DATA;
+    dls_judge_callbacks cb = {.reclaim = on_reclaim, .policy = on_policy, .granted = on_granted,
+                              .took_over = on_took_over};
     int rc = dls_judge_new(&d->judge, &s, &cb, d, &w);
     if (rc)
         dls_cli_error("demo", "judge: %s", w.reason ? w.reason : dls_strerror(rc));
@@ -368,37 +451,54 @@ static void on_progress_line(struct demo *d, const char *line)
     }
 }
 
-static void read_progress(struct demo *d)
+/* Reads what `fd` (non-blocking) has and hands each whole line to fn.
+ * Returns 1 at the end of the pipe (every writer gone), else 0. */
+static int read_lines(struct demo *d, int fd, struct lines *lb,
+                      void (*fn)(struct demo *, const char *))
 {
-    static char buf[8192];
-    static size_t have;
     ssize_t n;
-    while ((n = read(d->progress_rd, buf + have, sizeof buf - 1 - have)) > 0) {
-        have += (size_t)n;
-        buf[have] = 0;
-        char *start = buf, *nl;
+    while ((n = read(fd, lb->buf + lb->have, sizeof lb->buf - 1 - lb->have)) > 0) {
+        lb->have += (size_t)n;
+        lb->buf[lb->have] = 0;
+        char *start = lb->buf, *nl;
         while ((nl = strchr(start, '\n'))) {
             *nl = 0;
-            on_progress_line(d, start);
+            fn(d, start);
             start = nl + 1;
         }
-        have = (size_t)(buf + have - start);
-        memmove(buf, start, have);
+        lb->have = (size_t)(lb->buf + lb->have - start);
+        memmove(lb->buf, start, lb->have);
+        if (lb->have == sizeof lb->buf - 1) /* no line is this long: drop it */
+            lb->have = 0;
     }
+    return n == 0;
+}
+
+static void read_progress(struct demo *d)
+{
+    read_lines(d, d->progress_rd, &d->progress, on_progress_line);
 }
 
 static void reap(struct demo *d)
 {
     int ws;
     pid_t pid;
-    while ((pid = waitpid(-1, &ws, WNOHANG)) > 0)
+    while ((pid = waitpid(-1, &ws, WNOHANG)) > 0) {
+        bool sigkill = WIFSIGNALED(ws) && WTERMSIG(ws) == SIGKILL;
+        if (pid == d->sb.pid) {
+            d->sb.pid = 0;
+            if (!(d->sb.killed && sigkill))
+                fprintf(stderr, "daolease demo: the judge's process ended with status %d\n",
+                        dls_cli_exit_status(ws));
+        }
         for (unsigned i = 0; i < d->agents; i++)
             if (d->pid[i] == pid) {
                 d->alive[i] = false;
-                if (!d->finished[i] && !(WIFSIGNALED(ws) && WTERMSIG(ws) == SIGKILL))
+                if (!d->finished[i] && !sigkill)
                     fprintf(stderr, "daolease demo: agent-%u ended with status %d\n", i + 1,
                             dls_cli_exit_status(ws));
             }
+    }
 }
 
 static unsigned alive_count(const struct demo *d)
@@ -419,6 +519,153 @@ static void show(const struct demo *d, bool final)
     fflush(stdout);
 }
 
+/* ---- --standby: the judge's process and the takeover (docs/standby.md) ---- */
+
+static void on_event_line(struct demo *d, const char *line)
+{
+    int item, cause, commit;
+    uint64_t lease, now;
+    if (!strcmp(line, "ready")) {
+        d->sb.ready = true;
+    } else if (sscanf(line, "g %d %" SCNu64, &item, &lease) == 2 && item >= 0 &&
+               (unsigned)item < d->p.items) {
+        d->granted++;
+        d->items[item].lease = lease;
+    } else if (sscanf(line, "r %d %" SCNu64 " %d %d %" SCNu64, &item, &lease, &cause, &commit,
+                      &now) == 5 && item >= 0 && (unsigned)item < d->p.items) {
+        note_reclaim(d, item, lease, (dls_cause)cause, commit != 0, now);
+    }
+}
+
+/* Waits up to `ms` for the events pipe and reads it; at its end (the
+ * judge's process is gone) closes it. 1 when it is closed, 0 otherwise. */
+static int await_events(struct demo *d, int ms)
+{
+    if (d->sb.events_rd < 0)
+        return 1;
+    struct pollfd pf = {d->sb.events_rd, POLLIN, 0};
+    if (poll(&pf, 1, ms) < 0 || !read_lines(d, d->sb.events_rd, &d->sb.events, on_event_line))
+        return 0;
+    close(d->sb.events_rd);
+    d->sb.events_rd = -1;
+    return 1;
+}
+
+/* The standby took over: the judge's process has ended (the kernel freed
+ * its journal lock), so every event it sent is in the pipe; read them all
+ * before the first pass as the judge, whose policy needs the items done. */
+static void on_took_over(void *user, uint64_t pass)
+{
+    struct demo *d = user;
+    d->sb.took_over_pass = pass;
+    d->sb.took_over_at = d->now;
+    int end = 0;
+    for (int tries = 0; !end && tries < 100; tries++)
+        end = await_events(d, 100);
+    if (!end)
+        fprintf(stderr, "daolease demo: the judge's events did not end at the takeover\n");
+    printf("%sthe standby judge took over the journal; its first pass as the judge is %" PRIu64
+           "\n", d->tty ? "\r\033[K" : "", pass);
+    fflush(stdout);
+}
+
+/* The judge's process: the owner's judge with the owner's callbacks, which
+ * also send their events to the demo; runs until killed (or orphaned). */
+static int judge_child(struct demo *d, pid_t parent)
+{
+    close(d->sb.events_rd);
+    close(d->progress_rd);
+    d->progress_rd = -1;
+    int code = 1;
+    if (!assemble_judge(d, false))
+        for (;;) {
+            dls_judge_pass_result r;
+            int rc = dls_tick_now(d->ticks.adapter, &d->now);
+            if (!rc)
+                rc = dls_judge_pass(d->judge, &r);
+            if (rc) {
+                dls_cli_error("demo", "judge pass: %s", dls_strerror(rc));
+                break;
+            }
+            if (!d->sb.ready && r.appended) {
+                d->sb.ready = true;
+                send_event(d, "ready\n");
+            }
+            if (getppid() != parent) {
+                code = 0;
+                break;
+            }
+            dls_cli_sleep(20 * MS);
+        }
+    teardown(d);
+    return code;
+}
+
+/* Forks the judge's process, waits for its first mark on the journal, then
+ * assembles the standby judge here (a standby assembled while the lock is
+ * free would take it at once). */
+static int start_standby(struct demo *d)
+{
+    int fds[2];
+    if (pipe2(fds, O_CLOEXEC | O_NONBLOCK))
+        return -1;
+    d->sb.events_rd = fds[0];
+    d->sb.events_wr = fds[1];
+    pid_t parent = getpid();
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0)
+        return -1;
+    if (pid == 0)
+        _exit(judge_child(d, parent));
+    d->sb.pid = pid;
+    close(fds[1]);
+    d->sb.events_wr = -1;
+    for (int tries = 0; !d->sb.ready && tries < 100; tries++)
+        if (await_events(d, 100))
+            break;
+    if (!d->sb.ready) {
+        dls_cli_error("demo", "the judge's process did not start");
+        return -1;
+    }
+    return assemble_judge(d, true);
+}
+
+/* Kills the judge's process once a third of the items are done while
+ * leases are held — or, at the latest, when every item is done. */
+static void standby_step(struct demo *d, const dls_judge_pass_result *r)
+{
+    await_events(d, 0);
+    if (!d->sb.on || d->sb.killed || !d->sb.pid)
+        return;
+    unsigned held = 0, want = d->p.items / 3 ? d->p.items / 3 : 1;
+    for (unsigned i = 0; i < d->p.items; i++)
+        held += d->items[i].lease != 0;
+    if (!(d->done >= want && held) && d->done < d->p.items)
+        return;
+    kill(d->sb.pid, SIGKILL);
+    d->sb.killed = true;
+    d->sb.killed_at = d->now;
+    d->sb.killed_pass = r->pass;
+    d->sb.held_at_kill = held;
+    d->sb.done_at_kill = d->done;
+    printf("%skilled the judge's process (SIGKILL) after pass %" PRIu64 ", %u items done, "
+           "%u leases held\n", d->tty ? "\r\033[K" : "", r->pass, d->done, held);
+    fflush(stdout);
+}
+
+static void report_standby(const struct demo *d)
+{
+    if (!d->sb.on)
+        return;
+    printf("standby: the judge's process was killed after pass %" PRIu64 " (%u items done, %u "
+           "leases held); the standby took over %.3f s later, its first pass %" PRIu64
+           "; reclaims run again after the takeover %u\n",
+           d->sb.killed_pass, d->sb.done_at_kill, d->sb.held_at_kill,
+           (double)(d->sb.took_over_at - d->sb.killed_at) / (double)DLS_NS_PER_S,
+           d->sb.took_over_pass, d->sb.repeated);
+}
+
 static int run(struct demo *d)
 {
     uint64_t start = 0, last_show = 0, settle = 0;
@@ -434,6 +681,7 @@ static int run(struct demo *d)
             return -1;
         }
         read_progress(d);
+        standby_step(d, &r);
         reap(d);
         if (dls_passed(last_show, d->now, 100 * MS)) {
             show(d, false);
@@ -441,7 +689,8 @@ static int run(struct demo *d)
         }
         /* Done when every item is done and no agent is left; then a few
          * passes more so the journal records the last lapses. */
-        if (d->done == d->p.items && alive_count(d) == 0 && r.live == 0) {
+        if (d->done == d->p.items && alive_count(d) == 0 && r.live == 0 &&
+            (!d->sb.on || d->sb.took_over_pass)) {
             if (!settle)
                 settle = d->now;
             else if (dls_passed(settle, d->now, 300 * MS))
@@ -617,7 +866,7 @@ static int parse(struct demo *d, int argc, char **argv, const char **dir)
         {"agents", required_argument, 0, 'a'}, {"items", required_argument, 0, 'm'},
         {"kill", required_argument, 0, 'k'}, {"dir", required_argument, 0, 'd'},
         {"seed", required_argument, 0, 's'}, {"redis", required_argument, 0, 'r'},
-        {"nats", required_argument, 0, 'n'},
+        {"nats", required_argument, 0, 'n'}, {"standby", no_argument, 0, 'S'},
         {"help", no_argument, 0, 'h'}, {0, 0, 0, 0},
     };
     int c;
@@ -645,6 +894,7 @@ static int parse(struct demo *d, int argc, char **argv, const char **dir)
         case 's': d->p.seed = v; break;
         case 'r': d->p.redis = optarg; break;
         case 'n': d->p.nats = optarg; break;
+        case 'S': d->sb.on = true; break;
         case 'h': fputs(usage_text, stdout); return 1;
         default: dls_cli_bad_option("demo", c, argv); return -1;
         }
@@ -676,6 +926,8 @@ int dls_cmd_demo(int argc, char **argv)
     d.p.duration_ns = 1 * SECOND;
     d.p.work_min_ns = 300 * MS;
     d.p.work_max_ns = 700 * MS;
+    d.progress_rd = -1;
+    d.sb.events_rd = d.sb.events_wr = -1;
     const char *dir = NULL;
     int rc = parse(&d, argc, argv, &dir);
     if (rc)
@@ -701,11 +953,16 @@ int dls_cmd_demo(int argc, char **argv)
     printf("daolease demo: %u agents, %u items, %u to be killed, in %s\n", d.agents,
            d.p.items, d.kills, d.dir);
     printf("lease duration 1 s, tolerance 250 ms, cadence 100 ms; work takes 300-700 ms an item\n");
-    if (fork_agents(&d) || assemble_judge(&d) || run(&d)) {
+    if (d.sb.on)
+        printf("the judge runs in its own process, a standby judge in this one; the judge's "
+               "process is killed mid-run\n");
+    if (fork_agents(&d) || (d.sb.on ? start_standby(&d) : assemble_judge(&d, false)) ||
+        run(&d)) {
         dls_cli_error("demo", "%s: the run failed", d.dir);
     } else {
         show(&d, true);
         report_victims(&d);
+        report_standby(&d);
         int checked = check_results(&d);
         dls_judge_del(d.judge); /* the journal is complete: audit it */
         d.judge = NULL;
@@ -713,9 +970,19 @@ int dls_cmd_demo(int argc, char **argv)
         printf("\nthe run's files: %s (manifest.json, journal.dls, agent-N.dls, keyring, "
                "results.jsonl, timeline.svg)\n", d.dir);
         code = checked == 0 && audited == 0 ? DLS_EXIT_OK : DLS_EXIT_FAIL;
-        printf("demo %s\n", code == 0 ? "passed: every item done exactly once, audit clean"
-                                      : "FAILED");
+        if (code == 0 && d.sb.on)
+            printf("demo passed: every item done exactly once, audit clean, the standby judge "
+                   "took over at pass %" PRIu64 "\n", d.sb.took_over_pass);
+        else
+            printf("demo %s\n", code == 0 ? "passed: every item done exactly once, audit clean"
+                                          : "FAILED");
     }
+    if (d.sb.pid > 0) {
+        kill(d.sb.pid, SIGKILL);
+        waitpid(d.sb.pid, NULL, 0);
+    }
+    if (d.sb.events_rd >= 0)
+        close(d.sb.events_rd);
     for (unsigned i = 0; i < d.agents; i++)
         if (d.alive[i]) {
             kill(d.pid[i], SIGKILL);
