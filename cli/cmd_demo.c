@@ -46,7 +46,8 @@
 #define ITEMS_MAX 1000
 
 static const char usage_text[] =
-    "usage: daolease demo [--agents N] [--items M] [--kill K] [--dir D] [--seed S]\n\n"
+    "usage: daolease demo [--agents N] [--items M] [--kill K] [--dir D] [--seed S]\n"
+    "                     [--redis URL | --nats URL] [--standby]\n\n"
     "Runs a judge and N agent processes over stream files in a new temporary\n"
     "folder (or D), claiming M work items; kills K agents mid-work; their items\n"
     "are reclaimed by silence and granted again. Ends with an audit of the run.\n\n"
