@@ -16,14 +16,12 @@
  * process assembles a standby judge on the same inputs and follows the
  * journal. Mid-run the child is killed with SIGKILL; the kernel frees the
  * journal's writer lock, the standby takes over and this process is the
- * owner from then on. */
+ * owner from then on (cli/demo_standby.c). */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
-#include <stdarg.h>
 #include <inttypes.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,6 +32,7 @@
 
 #include "cli/cli.h"
 #include "cli/demo.h"
+#include "cli/demo_owner.h"
 #include "cli/media.h"
 #include "cli/proc.h"
 #include "daolease/judge.h"
@@ -42,7 +41,6 @@
 #define MS DLS_NS_PER_MS
 #define SECOND DLS_NS_PER_S
 #define RUN_LIMIT (120 * SECOND)
-#define AGENTS_MAX 64
 #define ITEMS_MAX 1000
 
 static const char usage_text[] =
@@ -65,71 +63,6 @@ static const char usage_text[] =
     "               one; kill the judge with SIGKILL mid-run (some items done,\n"
     "               leases held): the standby takes over and finishes the run\n";
 
-struct item {
-    uint64_t lease;        /* the current lease, 0 when none */
-    int holder;            /* agent index holding it, -1 */
-    uint64_t done_lease;   /* the lease released with commit */
-    unsigned commits;      /* reclaims with commit (must end at 1) */
-    uint64_t adopted;      /* the lease whose holder found the result already
-                              written and committed it (0: none) */
-    uint64_t reclaimed;    /* the last lease reclaimed (a reclaim is run again
-                              after a takeover when its lapse had not landed) */
-};
-
-/* Lines arriving on a pipe (the agents' progress, the judge child's events). */
-struct lines {
-    char buf[8192];
-    size_t have;
-};
-
-/* --standby: the judge child and the takeover (docs/standby.md). */
-struct standby {
-    bool on;
-    pid_t pid;             /* the judge's process; 0 once reaped */
-    int events_rd, events_wr; /* its events pipe (-1: closed) */
-    struct lines events;
-    bool ready;            /* its first pass ran: the journal has a mark */
-    bool killed;
-    uint64_t killed_at, killed_pass; /* readings and the standby's pass at the kill */
-    unsigned held_at_kill, done_at_kill;
-    uint64_t took_over_pass, took_over_at;
-    unsigned repeated;     /* reclaims run again after the takeover */
-};
-
-struct victim {
-    int agent;
-    unsigned item;
-    uint64_t lease;
-    uint64_t killed_at;    /* the owner's reading at the kill */
-    uint64_t reclaimed_at; /* the owner's reading at the silence reclaim */
-};
-
-struct demo {
-    demo_params p;
-    char dir[DEMO_PATH_MAX];
-    unsigned agents, kills;
-    pid_t pid[AGENTS_MAX];
-    bool alive[AGENTS_MAX], finished[AGENTS_MAX];
-    struct item *items;
-    struct victim victims[AGENTS_MAX];
-    unsigned n_victims;
-    unsigned done, granted, lost, reclaimed_silence, reclaimed_release;
-    dls_secret *secret;
-    dls_keyring *keyring;
-    dls_medium *journal;
-    dls_medium *media[AGENTS_MAX];
-    dls_resolver *resolvers[AGENTS_MAX];
-    dls_judge_medium jm[AGENTS_MAX];
-    dls_cli_ticks ticks;
-    dls_judge *judge;
-    uint64_t now;
-    int progress_rd;
-    struct lines progress;
-    struct standby sb;
-    bool tty;
-    bool made_dir;     /* this run created d->dir (removed again when set-up fails) */
-};
-
 static int parse_item(dls_bytes subject, unsigned items)
 {
     /* subjects are the str "item/NN" the agents encode */
@@ -150,7 +83,7 @@ static int parse_item(dls_bytes subject, unsigned items)
 /* The owner's reclaim of item i's lease; idempotent: after a takeover the
  * standby runs again a reclaim whose lapse had not landed (docs/standby.md,
  * When it takes over), which the dead judge's process may have run. */
-static void note_reclaim(struct demo *d, int i, uint64_t lease, dls_cause cause, bool commit,
+void cmd_demo_note_reclaim(struct demo *d, int i, uint64_t lease, dls_cause cause, bool commit,
                          uint64_t now)
 {
     struct item *it = &d->items[i];
@@ -178,24 +111,6 @@ static void note_reclaim(struct demo *d, int i, uint64_t lease, dls_cause cause,
     }
 }
 
-/* The judge child's events, one line each, written with one write(2)
- * (< PIPE_BUF): "g <item> <lease>", "r <item> <lease> <cause> <commit>
- * <now>", "ready". */
-static void send_event(const struct demo *d, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-static void send_event(const struct demo *d, const char *fmt, ...)
-{
-    if (d->sb.events_wr < 0)
-        return;
-    char line[128];
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(line, sizeof line, fmt, ap);
-    va_end(ap);
-    if (n <= 0 || (size_t)n >= sizeof line || write(d->sb.events_wr, line, (size_t)n) != n)
-        _exit(3);
-}
-
 static int on_reclaim(void *user, dls_bytes subject, uint64_t lease, dls_cause cause,
                       bool commit)
 {
@@ -203,9 +118,9 @@ static int on_reclaim(void *user, dls_bytes subject, uint64_t lease, dls_cause c
     int i = parse_item(subject, d->p.items);
     if (i < 0)
         return DLS_RECLAIM_DONE;
-    send_event(d, "r %d %" PRIu64 " %d %d %" PRIu64 "\n", i, lease, (int)cause, (int)commit,
+    demo_standby_event(d, "r %d %" PRIu64 " %d %d %" PRIu64 "\n", i, lease, (int)cause, (int)commit,
                d->now);
-    note_reclaim(d, i, lease, cause, commit, d->now);
+    cmd_demo_note_reclaim(d, i, lease, cause, commit, d->now);
     return DLS_RECLAIM_DONE;
 }
 
@@ -238,7 +153,7 @@ static void on_granted(void *user, const dls_judge_lease_info *l)
     d->granted++;
     int i = parse_item(l->subject, d->p.items);
     if (i >= 0) {
-        send_event(d, "g %d %" PRIu64 "\n", i, l->lease);
+        demo_standby_event(d, "g %d %" PRIu64 "\n", i, l->lease);
         d->items[i].lease = l->lease;
     }
 }
@@ -340,13 +255,11 @@ static int fork_agents(struct demo *d)
     return fcntl(d->progress_rd, F_SETFL, O_NONBLOCK);
 }
 
-static void on_took_over(void *user, uint64_t pass);
-
 /* The owner's judge; with `standby` the standby judge of --standby, which
  * follows the journal through a read handle and opens it for append itself
  * when it takes over (include/daolease/judge.h, takeover_sync). The inputs
  * are the judge's exactly (judge.md rev 5, Standby judges). */
-static int assemble_judge(struct demo *d, bool standby)
+int cmd_demo_assemble(struct demo *d, bool standby)
 {
     char path[DEMO_PATH_MAX], keyring[DEMO_PATH_MAX];
     dls_where w = {0};
@@ -376,14 +289,14 @@ static int assemble_judge(struct demo *d, bool standby)
     s.standby = standby;
     s.takeover_sync = DLS_SYNC_DATA;
     dls_judge_callbacks cb = {.reclaim = on_reclaim, .policy = on_policy, .granted = on_granted,
-                              .took_over = on_took_over};
+                              .took_over = demo_standby_took_over};
     int rc = dls_judge_new(&d->judge, &s, &cb, d, &w);
     if (rc)
         dls_cli_error("demo", "judge: %s", w.reason ? w.reason : dls_strerror(rc));
     return rc;
 }
 
-static void teardown(struct demo *d)
+void cmd_demo_teardown(struct demo *d)
 {
     dls_judge_del(d->judge);
     dls_cli_ticks_del(&d->ticks);
@@ -454,7 +367,7 @@ static void on_progress_line(struct demo *d, const char *line)
 
 /* Reads what `fd` (non-blocking) has and hands each whole line to fn.
  * Returns 1 at the end of the pipe (every writer gone), else 0. */
-static int read_lines(struct demo *d, int fd, struct lines *lb,
+int cmd_demo_read_lines(struct demo *d, int fd, struct demo_lines *lb,
                       void (*fn)(struct demo *, const char *))
 {
     ssize_t n;
@@ -477,7 +390,7 @@ static int read_lines(struct demo *d, int fd, struct lines *lb,
 
 static void read_progress(struct demo *d)
 {
-    read_lines(d, d->progress_rd, &d->progress, on_progress_line);
+    cmd_demo_read_lines(d, d->progress_rd, &d->progress, on_progress_line);
 }
 
 static void reap(struct demo *d)
@@ -520,153 +433,6 @@ static void show(const struct demo *d, bool final)
     fflush(stdout);
 }
 
-/* ---- --standby: the judge's process and the takeover (docs/standby.md) ---- */
-
-static void on_event_line(struct demo *d, const char *line)
-{
-    int item, cause, commit;
-    uint64_t lease, now;
-    if (!strcmp(line, "ready")) {
-        d->sb.ready = true;
-    } else if (sscanf(line, "g %d %" SCNu64, &item, &lease) == 2 && item >= 0 &&
-               (unsigned)item < d->p.items) {
-        d->granted++;
-        d->items[item].lease = lease;
-    } else if (sscanf(line, "r %d %" SCNu64 " %d %d %" SCNu64, &item, &lease, &cause, &commit,
-                      &now) == 5 && item >= 0 && (unsigned)item < d->p.items) {
-        note_reclaim(d, item, lease, (dls_cause)cause, commit != 0, now);
-    }
-}
-
-/* Waits up to `ms` for the events pipe and reads it; at its end (the
- * judge's process is gone) closes it. 1 when it is closed, 0 otherwise. */
-static int await_events(struct demo *d, int ms)
-{
-    if (d->sb.events_rd < 0)
-        return 1;
-    struct pollfd pf = {d->sb.events_rd, POLLIN, 0};
-    if (poll(&pf, 1, ms) < 0 || !read_lines(d, d->sb.events_rd, &d->sb.events, on_event_line))
-        return 0;
-    close(d->sb.events_rd);
-    d->sb.events_rd = -1;
-    return 1;
-}
-
-/* The standby took over: the judge's process has ended (the kernel freed
- * its journal lock), so every event it sent is in the pipe; read them all
- * before the first pass as the judge, whose policy needs the items done. */
-static void on_took_over(void *user, uint64_t pass)
-{
-    struct demo *d = user;
-    d->sb.took_over_pass = pass;
-    d->sb.took_over_at = d->now;
-    int end = 0;
-    for (int tries = 0; !end && tries < 100; tries++)
-        end = await_events(d, 100);
-    if (!end)
-        fprintf(stderr, "daolease demo: the judge's events did not end at the takeover\n");
-    printf("%sthe standby judge took over the journal; its first pass as the judge is %" PRIu64
-           "\n", d->tty ? "\r\033[K" : "", pass);
-    fflush(stdout);
-}
-
-/* The judge's process: the owner's judge with the owner's callbacks, which
- * also send their events to the demo; runs until killed (or orphaned). */
-static int judge_child(struct demo *d, pid_t parent)
-{
-    close(d->sb.events_rd);
-    close(d->progress_rd);
-    d->progress_rd = -1;
-    int code = 1;
-    if (!assemble_judge(d, false))
-        for (;;) {
-            dls_judge_pass_result r;
-            int rc = dls_tick_now(d->ticks.adapter, &d->now);
-            if (!rc)
-                rc = dls_judge_pass(d->judge, &r);
-            if (rc) {
-                dls_cli_error("demo", "judge pass: %s", dls_strerror(rc));
-                break;
-            }
-            if (!d->sb.ready && r.appended) {
-                d->sb.ready = true;
-                send_event(d, "ready\n");
-            }
-            if (getppid() != parent) {
-                code = 0;
-                break;
-            }
-            dls_cli_sleep(20 * MS);
-        }
-    teardown(d);
-    return code;
-}
-
-/* Forks the judge's process, waits for its first mark on the journal, then
- * assembles the standby judge here (a standby assembled while the lock is
- * free would take it at once). */
-static int start_standby(struct demo *d)
-{
-    int fds[2];
-    if (pipe2(fds, O_CLOEXEC | O_NONBLOCK))
-        return -1;
-    d->sb.events_rd = fds[0];
-    d->sb.events_wr = fds[1];
-    pid_t parent = getpid();
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid < 0)
-        return -1;
-    if (pid == 0)
-        _exit(judge_child(d, parent));
-    d->sb.pid = pid;
-    close(fds[1]);
-    d->sb.events_wr = -1;
-    for (int tries = 0; !d->sb.ready && tries < 100; tries++)
-        if (await_events(d, 100))
-            break;
-    if (!d->sb.ready) {
-        dls_cli_error("demo", "the judge's process did not start");
-        return -1;
-    }
-    return assemble_judge(d, true);
-}
-
-/* Kills the judge's process once a third of the items are done while
- * leases are held — or, at the latest, when every item is done. */
-static void standby_step(struct demo *d, const dls_judge_pass_result *r)
-{
-    await_events(d, 0);
-    if (!d->sb.on || d->sb.killed || !d->sb.pid)
-        return;
-    unsigned held = 0, want = d->p.items / 3 ? d->p.items / 3 : 1;
-    for (unsigned i = 0; i < d->p.items; i++)
-        held += d->items[i].lease != 0;
-    if (!(d->done >= want && held) && d->done < d->p.items)
-        return;
-    kill(d->sb.pid, SIGKILL);
-    d->sb.killed = true;
-    d->sb.killed_at = d->now;
-    d->sb.killed_pass = r->pass;
-    d->sb.held_at_kill = held;
-    d->sb.done_at_kill = d->done;
-    printf("%skilled the judge's process (SIGKILL) after pass %" PRIu64 ", %u items done, "
-           "%u leases held\n", d->tty ? "\r\033[K" : "", r->pass, d->done, held);
-    fflush(stdout);
-}
-
-static void report_standby(const struct demo *d)
-{
-    if (!d->sb.on)
-        return;
-    printf("standby: the judge's process was killed after pass %" PRIu64 " (%u items done, %u "
-           "leases held); the standby took over %.3f s later, its first pass %" PRIu64
-           "; reclaims run again after the takeover %u\n",
-           d->sb.killed_pass, d->sb.done_at_kill, d->sb.held_at_kill,
-           (double)(d->sb.took_over_at - d->sb.killed_at) / (double)DLS_NS_PER_S,
-           d->sb.took_over_pass, d->sb.repeated);
-}
-
 static int run(struct demo *d)
 {
     uint64_t start = 0, last_show = 0, settle = 0;
@@ -682,7 +448,7 @@ static int run(struct demo *d)
             return -1;
         }
         read_progress(d);
-        standby_step(d, &r);
+        demo_standby_step(d, &r);
         reap(d);
         if (dls_passed(last_show, d->now, 100 * MS)) {
             show(d, false);
@@ -948,7 +714,7 @@ int dls_cmd_demo(int argc, char **argv)
         if (!d.items)
             dls_cli_error("demo", "out of memory");
         remove_made_dir(&d);
-        teardown(&d);
+        cmd_demo_teardown(&d);
         return DLS_EXIT_FAIL;
     }
     printf("daolease demo: %u agents, %u items, %u to be killed, in %s\n", d.agents,
@@ -957,13 +723,13 @@ int dls_cmd_demo(int argc, char **argv)
     if (d.sb.on)
         printf("the judge runs in its own process, a standby judge in this one; the judge's "
                "process is killed mid-run\n");
-    if (fork_agents(&d) || (d.sb.on ? start_standby(&d) : assemble_judge(&d, false)) ||
+    if (fork_agents(&d) || (d.sb.on ? demo_standby_start(&d) : cmd_demo_assemble(&d, false)) ||
         run(&d)) {
         dls_cli_error("demo", "%s: the run failed", d.dir);
     } else {
         show(&d, true);
         report_victims(&d);
-        report_standby(&d);
+        demo_standby_report(&d);
         int checked = check_results(&d);
         dls_judge_del(d.judge); /* the journal is complete: audit it */
         d.judge = NULL;
@@ -978,17 +744,12 @@ int dls_cmd_demo(int argc, char **argv)
             printf("demo %s\n", code == 0 ? "passed: every item done exactly once, audit clean"
                                           : "FAILED");
     }
-    if (d.sb.pid > 0) {
-        kill(d.sb.pid, SIGKILL);
-        waitpid(d.sb.pid, NULL, 0);
-    }
-    if (d.sb.events_rd >= 0)
-        close(d.sb.events_rd);
+    demo_standby_stop(&d);
     for (unsigned i = 0; i < d.agents; i++)
         if (d.alive[i]) {
             kill(d.pid[i], SIGKILL);
             waitpid(d.pid[i], NULL, 0);
         }
-    teardown(&d);
+    cmd_demo_teardown(&d);
     return code;
 }
