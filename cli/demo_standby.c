@@ -173,6 +173,11 @@ void demo_standby_report(const struct demo *d)
 {
     if (!d->sb.on)
         return;
+    if (!d->sb.killed) { /* it ended by itself (reap said how): no kill to time */
+        printf("standby: the judge's process ended before it was killed; the standby took "
+               "over at pass %" PRIu64 "\n", d->sb.took_over_pass);
+        return;
+    }
     printf("standby: the judge's process was killed after pass %" PRIu64 " (%u items done, %u "
            "leases held); the standby took over %.3f s later, its first pass %" PRIu64
            "; reclaims run again after the takeover %u\n",
