@@ -955,6 +955,9 @@ static void test_heartbeat_marks_quiet_passes(void **state)
             last = w.h.now;
             marks++;
         }
+        /* the next heartbeat is what falls due next: an owner sleeping
+         * until next_due does not skip it */
+        assert_int_equal(r.next_due, last + 3000 * MS);
     }
     assert_int_equal(marks, 3);
     dls_judge_del(j);
@@ -967,6 +970,7 @@ static void test_heartbeat_marks_quiet_passes(void **state)
         h_tick(&w.h, w.h.now + 500 * MS);
         pass_ok(j, &r);
         assert_false(r.mark);
+        assert_int_equal(r.next_due, DLS_JUDGE_NEVER);
     }
     dls_judge_del(j);
     h_fini(&w.h);
