@@ -1038,6 +1038,12 @@ static void test_cli_standby_takes_over_after_sigkill(void **state)
     assert_int_equal(run_sh("cd %s && %s status --journal journal.dls --media a1.dls > st.out && "
                             "grep -q '^last takeover by a standby judge at pass [0-9]* (reading' "
                             "st.out", d, bin), 0);
+    /* the same pass in status --json's summary, the one takeover key */
+    assert_int_equal(run_sh("cd %s && %s status --journal journal.dls --media a1.dls --json "
+                            "> sj.out && P=$(sed -n 's/^last takeover .* at pass \\([0-9]*\\) .*/\\1/p' "
+                            "st.out) && grep -q \"\\\"summary\\\": true, .*\\\"takeover\\\": "
+                            "{\\\"pass\\\": $P, \\\"now\\\": [0-9]*}\" sj.out",
+                            d, bin), 0);
     assert_int_equal(run_sh("cd %s && %s watch --journal journal.dls --no-follow --json > w.out && "
                             "test $(grep -c '\"event\": \"takeover\", \"position\"' w.out) -eq 1",
                             d, bin), 0);
