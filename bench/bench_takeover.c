@@ -406,6 +406,8 @@ static takeover kill_and_take_over(world *w, pid_t child, int to, int from)
     perf_ctl("takeover", "disable");
     if (!r.took_over || !r.mark || r.live != w->n || !w->took_over_at)
         check(DLS_ERR_STATE, "no takeover");
+    if (r.renewals != RENEWALS_PER_PASS) /* written after the dead judge's last mark */
+        check(DLS_ERR_STATE, "the first pass did not count the renewals");
     t.lock = t1 - t0;
     t.replay = w->took_over_at - t1;
     t.first_pass = t2 - w->took_over_at;
