@@ -2782,10 +2782,12 @@ static void pause_writes(bool on)
 /* `daolease judge --standby` on a Redis journal (judge.md rev 5, Standby
  * judges; cli.md, Operators (revision 5), `judge --standby`). Without
  * heartbeat or takeover_after it is refused naming the configuration (exit
- * 78). With them it says it follows; the judge is killed with SIGKILL while
- * `daolease run` holds a lease; the standby prints one took_over line, the
- * agent's lease holds across the takeover and its release is reclaimed by
- * the new judge; the journal audits clean and counts the takeover. */
+ * 78). With them (takeover_after 2 s: well past the time a judge's append
+ * may take on a loaded machine) it says it follows; the judge is killed
+ * with SIGKILL while `daolease run` holds a lease; the standby prints one
+ * took_over line, the agent's lease holds across the takeover and its
+ * release is reclaimed by the new judge; the journal audits clean and
+ * counts the takeover. */
 static void test_judge_cli_standby_takes_over(void **state)
 {
     (void)state;
@@ -2803,12 +2805,13 @@ static void test_judge_cli_standby_takes_over(void **state)
              "\"$DAOLEASE_BIN\" stream create a1.dls > /dev/null && "
              "printf '%%s' '{\"party\": \"arbiter\", \"key\": \"arbiter.secret\", \"keyring\": "
              "\"keyring\", \"journal\": \"%s?sync=data\", \"media\": [\"a1.dls\"], "
-             "\"duration\": {\"s\": 5}, \"tolerance\": {\"ms\": 250}, \"cadence\": {\"ms\": 100}, "
+             "\"duration\": {\"s\": 8}, \"tolerance\": {\"ms\": 250}, \"cadence\": {\"ms\": 100}, "
              "\"create_journal\": true' > base && (cat base; echo '}') > bare.json && "
-             "(cat base; echo ', \"heartbeat\": {\"ms\": 200}}') > judge.json && "
+             "(cat base; echo ', \"heartbeat\": {\"ms\": 200}, \"takeover_after\": {\"s\": 2}}') "
+             "> judge.json && "
              "printf '%%s' '{\"party\": \"a1\", \"key\": \"a1.secret\", \"keyring\": \"keyring\", "
              "\"grantor\": \"arbiter\", \"journal\": \"%s\", \"medium\": \"a1.dls\", "
-             "\"duration\": {\"s\": 5}}' > run.json",
+             "\"duration\": {\"s\": 8}}' > run.json",
              dir, jurl, jurl);
     assert_int_equal(system(cmd), 0);
     /* no heartbeat, no takeover_after: refused, the configuration named */
