@@ -178,9 +178,13 @@ typedef struct dls_judge_medium {
  *                            and runs that same pass as a restarted judge,
  *                            its mark carrying "dao.judge/takeover".
  *                            File and segmented journals, and journals
- *                            locked by journal_lock_path; a standby on a
- *                            Redis or JetStream journal is refused (not
- *                            built yet), as is one with lost_ledger.
+ *                            locked by journal_lock_path. A Redis journal
+ *                            (opened for append) or JetStream journal
+ *                            (exclusive for append) has no such lock: the
+ *                            standby presumes its judge gone takeover_after
+ *                            past the newest mark, fences, then takes over
+ *                            (docs/standby.md, Remote journals). One with
+ *                            lost_ledger is refused.
  *   heartbeat_ns      0      an active judge also owes a pass mark on any
  *                            pass whose now is at least this after the now
  *                            of its last mark (0: no heartbeat), so a quiet
