@@ -8,7 +8,15 @@
  * checks the results file, where each result carries its lease id (the
  * fencing token). The run ends with an audit of the journal and the media
  * (the same code as `daolease audit`), an SVG timeline, and manifest.json
- * so that anyone can audit the run again. */
+ * so that anyone can audit the run again.
+ *
+ * With --standby (judge.md rev 5, "Standby judges and takeover";
+ * docs/standby.md) the owner's judge runs in a child process with the same
+ * callbacks, reporting its grants and reclaims over a pipe, while this
+ * process assembles a standby judge on the same inputs and follows the
+ * journal. Mid-run the child is killed with SIGKILL; the kernel frees the
+ * journal's writer lock, the standby takes over and this process is the
+ * owner from then on (cli/demo_standby.c). */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -24,6 +32,7 @@
 
 #include "cli/cli.h"
 #include "cli/demo.h"
+#include "cli/demo_owner.h"
 #include "cli/media.h"
 #include "cli/proc.h"
 #include "daolease/judge.h"
@@ -32,11 +41,11 @@
 #define MS DLS_NS_PER_MS
 #define SECOND DLS_NS_PER_S
 #define RUN_LIMIT (120 * SECOND)
-#define AGENTS_MAX 64
 #define ITEMS_MAX 1000
 
 static const char usage_text[] =
-    "usage: daolease demo [--agents N] [--items M] [--kill K] [--dir D] [--seed S]\n\n"
+    "usage: daolease demo [--agents N] [--items M] [--kill K] [--dir D] [--seed S]\n"
+    "                     [--redis URL | --nats URL] [--standby]\n\n"
     "Runs a judge and N agent processes over stream files in a new temporary\n"
     "folder (or D), claiming M work items; kills K agents mid-work; their items\n"
     "are reclaimed by silence and granted again. Ends with an audit of the run.\n\n"
@@ -49,48 +58,10 @@ static const char usage_text[] =
     "               keys <run folder>-agent-N; the journal stays a local file\n"
     "  --nats URL   likewise on a NATS JetStream server or cluster\n"
     "               (nats://host:port[,host:port...][?replicas=3...]), one stream\n"
-    "               <run folder>-agent-N each\n";
-
-struct item {
-    uint64_t lease;        /* the current lease, 0 when none */
-    int holder;            /* agent index holding it, -1 */
-    uint64_t done_lease;   /* the lease released with commit */
-    unsigned commits;      /* reclaims with commit (must end at 1) */
-    uint64_t adopted;      /* the lease whose holder found the result already
-                              written and committed it (0: none) */
-};
-
-struct victim {
-    int agent;
-    unsigned item;
-    uint64_t lease;
-    uint64_t killed_at;    /* the owner's reading at the kill */
-    uint64_t reclaimed_at; /* the owner's reading at the silence reclaim */
-};
-
-struct demo {
-    demo_params p;
-    char dir[DEMO_PATH_MAX];
-    unsigned agents, kills;
-    pid_t pid[AGENTS_MAX];
-    bool alive[AGENTS_MAX], finished[AGENTS_MAX];
-    struct item *items;
-    struct victim victims[AGENTS_MAX];
-    unsigned n_victims;
-    unsigned done, granted, lost, reclaimed_silence, reclaimed_release;
-    dls_secret *secret;
-    dls_keyring *keyring;
-    dls_medium *journal;
-    dls_medium *media[AGENTS_MAX];
-    dls_resolver *resolvers[AGENTS_MAX];
-    dls_judge_medium jm[AGENTS_MAX];
-    dls_cli_ticks ticks;
-    dls_judge *judge;
-    uint64_t now;
-    int progress_rd;
-    bool tty;
-    bool made_dir;     /* this run created d->dir (removed again when set-up fails) */
-};
+    "               <run folder>-agent-N each\n"
+    "  --standby    run the judge in a child process and a standby judge in this\n"
+    "               one; kill the judge with SIGKILL mid-run (some items done,\n"
+    "               leases held): the standby takes over and finishes the run\n";
 
 static int parse_item(dls_bytes subject, unsigned items)
 {
@@ -109,14 +80,18 @@ static int parse_item(dls_bytes subject, unsigned items)
 
 /* ---- the owner's callbacks --------------------------------------------- */
 
-static int on_reclaim(void *user, dls_bytes subject, uint64_t lease, dls_cause cause,
-                      bool commit)
+/* The owner's reclaim of item i's lease; idempotent: after a takeover the
+ * standby runs again a reclaim whose lapse had not landed (docs/standby.md,
+ * When it takes over), which the dead judge's process may have run. */
+void cmd_demo_note_reclaim(struct demo *d, int i, uint64_t lease, dls_cause cause, bool commit,
+                         uint64_t now)
 {
-    struct demo *d = user;
-    int i = parse_item(subject, d->p.items);
-    if (i < 0)
-        return DLS_RECLAIM_DONE;
     struct item *it = &d->items[i];
+    if (it->reclaimed == lease) {
+        d->sb.repeated++;
+        return;
+    }
+    it->reclaimed = lease;
     if (commit) {
         it->commits++;
         it->done_lease = lease;
@@ -126,7 +101,7 @@ static int on_reclaim(void *user, dls_bytes subject, uint64_t lease, dls_cause c
         d->reclaimed_silence++;
         for (unsigned v = 0; v < d->n_victims; v++)
             if (d->victims[v].lease == lease)
-                d->victims[v].reclaimed_at = d->now;
+                d->victims[v].reclaimed_at = now;
     } else if (cause == DLS_CAUSE_RELEASE) {
         d->reclaimed_release++;
     }
@@ -134,6 +109,18 @@ static int on_reclaim(void *user, dls_bytes subject, uint64_t lease, dls_cause c
         it->lease = 0;
         it->holder = -1;
     }
+}
+
+static int on_reclaim(void *user, dls_bytes subject, uint64_t lease, dls_cause cause,
+                      bool commit)
+{
+    struct demo *d = user;
+    int i = parse_item(subject, d->p.items);
+    if (i < 0)
+        return DLS_RECLAIM_DONE;
+    demo_standby_event(d, "r %d %" PRIu64 " %d %d %" PRIu64 "\n", i, lease, (int)cause, (int)commit,
+               d->now);
+    cmd_demo_note_reclaim(d, i, lease, cause, commit, d->now);
     return DLS_RECLAIM_DONE;
 }
 
@@ -165,8 +152,10 @@ static void on_granted(void *user, const dls_judge_lease_info *l)
     struct demo *d = user;
     d->granted++;
     int i = parse_item(l->subject, d->p.items);
-    if (i >= 0)
+    if (i >= 0) {
+        demo_standby_event(d, "g %d %" PRIu64 "\n", i, l->lease);
         d->items[i].lease = l->lease;
+    }
 }
 
 /* ---- setting the run up -------------------------------------------------- */
@@ -266,7 +255,11 @@ static int fork_agents(struct demo *d)
     return fcntl(d->progress_rd, F_SETFL, O_NONBLOCK);
 }
 
-static int assemble_judge(struct demo *d)
+/* The owner's judge; with `standby` the standby judge of --standby, which
+ * follows the journal through a read handle and opens it for append itself
+ * when it takes over (include/daolease/judge.h, takeover_sync). The inputs
+ * are the judge's exactly (judge.md rev 5, Standby judges). */
+int cmd_demo_assemble(struct demo *d, bool standby)
 {
     char path[DEMO_PATH_MAX], keyring[DEMO_PATH_MAX];
     dls_where w = {0};
@@ -275,7 +268,8 @@ static int assemble_judge(struct demo *d)
     if (dls_cli_load_keys("demo", path, keyring, &d->secret, &d->keyring))
         return -1;
     demo_path(path, d->dir, "journal.dls");
-    if (dls_cli_open(&d->journal, "demo", path, DLS_OPEN_APPEND, false, DLS_SYNC_DATA))
+    if (dls_cli_open(&d->journal, "demo", path, standby ? DLS_OPEN_READ : DLS_OPEN_APPEND,
+                     false, DLS_SYNC_DATA))
         return -1;
     for (unsigned i = 0; i < d->agents; i++) {
         demo_medium(path, &d->p, i);
@@ -292,14 +286,17 @@ static int assemble_judge(struct demo *d)
     s.tolerance_ns = 250 * MS;
     s.cadence_ns = 100 * MS;
     s.default_duration = dls_duration_from_ns(d->p.duration_ns);
-    dls_judge_callbacks cb = {.reclaim = on_reclaim, .policy = on_policy, .granted = on_granted};
+    s.standby = standby;
+    s.takeover_sync = DLS_SYNC_DATA;
+    dls_judge_callbacks cb = {.reclaim = on_reclaim, .policy = on_policy, .granted = on_granted,
+                              .took_over = demo_standby_took_over};
     int rc = dls_judge_new(&d->judge, &s, &cb, d, &w);
     if (rc)
         dls_cli_error("demo", "judge: %s", w.reason ? w.reason : dls_strerror(rc));
     return rc;
 }
 
-static void teardown(struct demo *d)
+void cmd_demo_teardown(struct demo *d)
 {
     dls_judge_del(d->judge);
     dls_cli_ticks_del(&d->ticks);
@@ -368,37 +365,54 @@ static void on_progress_line(struct demo *d, const char *line)
     }
 }
 
-static void read_progress(struct demo *d)
+/* Reads what `fd` (non-blocking) has and hands each whole line to fn.
+ * Returns 1 at the end of the pipe (every writer gone), else 0. */
+int cmd_demo_read_lines(struct demo *d, int fd, struct demo_lines *lb,
+                      void (*fn)(struct demo *, const char *))
 {
-    static char buf[8192];
-    static size_t have;
     ssize_t n;
-    while ((n = read(d->progress_rd, buf + have, sizeof buf - 1 - have)) > 0) {
-        have += (size_t)n;
-        buf[have] = 0;
-        char *start = buf, *nl;
+    while ((n = read(fd, lb->buf + lb->have, sizeof lb->buf - 1 - lb->have)) > 0) {
+        lb->have += (size_t)n;
+        lb->buf[lb->have] = 0;
+        char *start = lb->buf, *nl;
         while ((nl = strchr(start, '\n'))) {
             *nl = 0;
-            on_progress_line(d, start);
+            fn(d, start);
             start = nl + 1;
         }
-        have = (size_t)(buf + have - start);
-        memmove(buf, start, have);
+        lb->have = (size_t)(lb->buf + lb->have - start);
+        memmove(lb->buf, start, lb->have);
+        if (lb->have == sizeof lb->buf - 1) /* no line is this long: drop it */
+            lb->have = 0;
     }
+    return n == 0;
+}
+
+static void read_progress(struct demo *d)
+{
+    cmd_demo_read_lines(d, d->progress_rd, &d->progress, on_progress_line);
 }
 
 static void reap(struct demo *d)
 {
     int ws;
     pid_t pid;
-    while ((pid = waitpid(-1, &ws, WNOHANG)) > 0)
+    while ((pid = waitpid(-1, &ws, WNOHANG)) > 0) {
+        bool sigkill = WIFSIGNALED(ws) && WTERMSIG(ws) == SIGKILL;
+        if (pid == d->sb.pid) {
+            d->sb.pid = 0;
+            if (!(d->sb.killed && sigkill))
+                fprintf(stderr, "daolease demo: the judge's process ended with status %d\n",
+                        dls_cli_exit_status(ws));
+        }
         for (unsigned i = 0; i < d->agents; i++)
             if (d->pid[i] == pid) {
                 d->alive[i] = false;
-                if (!d->finished[i] && !(WIFSIGNALED(ws) && WTERMSIG(ws) == SIGKILL))
+                if (!d->finished[i] && !sigkill)
                     fprintf(stderr, "daolease demo: agent-%u ended with status %d\n", i + 1,
                             dls_cli_exit_status(ws));
             }
+    }
 }
 
 static unsigned alive_count(const struct demo *d)
@@ -434,6 +448,7 @@ static int run(struct demo *d)
             return -1;
         }
         read_progress(d);
+        demo_standby_step(d, &r);
         reap(d);
         if (dls_passed(last_show, d->now, 100 * MS)) {
             show(d, false);
@@ -441,7 +456,8 @@ static int run(struct demo *d)
         }
         /* Done when every item is done and no agent is left; then a few
          * passes more so the journal records the last lapses. */
-        if (d->done == d->p.items && alive_count(d) == 0 && r.live == 0) {
+        if (d->done == d->p.items && alive_count(d) == 0 && r.live == 0 &&
+            (!d->sb.on || d->sb.took_over_pass)) {
             if (!settle)
                 settle = d->now;
             else if (dls_passed(settle, d->now, 300 * MS))
@@ -617,7 +633,7 @@ static int parse(struct demo *d, int argc, char **argv, const char **dir)
         {"agents", required_argument, 0, 'a'}, {"items", required_argument, 0, 'm'},
         {"kill", required_argument, 0, 'k'}, {"dir", required_argument, 0, 'd'},
         {"seed", required_argument, 0, 's'}, {"redis", required_argument, 0, 'r'},
-        {"nats", required_argument, 0, 'n'},
+        {"nats", required_argument, 0, 'n'}, {"standby", no_argument, 0, 'S'},
         {"help", no_argument, 0, 'h'}, {0, 0, 0, 0},
     };
     int c;
@@ -645,6 +661,7 @@ static int parse(struct demo *d, int argc, char **argv, const char **dir)
         case 's': d->p.seed = v; break;
         case 'r': d->p.redis = optarg; break;
         case 'n': d->p.nats = optarg; break;
+        case 'S': d->sb.on = true; break;
         case 'h': fputs(usage_text, stdout); return 1;
         default: dls_cli_bad_option("demo", c, argv); return -1;
         }
@@ -676,6 +693,8 @@ int dls_cmd_demo(int argc, char **argv)
     d.p.duration_ns = 1 * SECOND;
     d.p.work_min_ns = 300 * MS;
     d.p.work_max_ns = 700 * MS;
+    d.progress_rd = -1;
+    d.sb.events_rd = d.sb.events_wr = -1;
     const char *dir = NULL;
     int rc = parse(&d, argc, argv, &dir);
     if (rc)
@@ -695,17 +714,22 @@ int dls_cmd_demo(int argc, char **argv)
         if (!d.items)
             dls_cli_error("demo", "out of memory");
         remove_made_dir(&d);
-        teardown(&d);
+        cmd_demo_teardown(&d);
         return DLS_EXIT_FAIL;
     }
     printf("daolease demo: %u agents, %u items, %u to be killed, in %s\n", d.agents,
            d.p.items, d.kills, d.dir);
     printf("lease duration 1 s, tolerance 250 ms, cadence 100 ms; work takes 300-700 ms an item\n");
-    if (fork_agents(&d) || assemble_judge(&d) || run(&d)) {
+    if (d.sb.on)
+        printf("the judge runs in its own process, a standby judge in this one; the judge's "
+               "process is killed mid-run\n");
+    if (fork_agents(&d) || (d.sb.on ? demo_standby_start(&d) : cmd_demo_assemble(&d, false)) ||
+        run(&d)) {
         dls_cli_error("demo", "%s: the run failed", d.dir);
     } else {
         show(&d, true);
         report_victims(&d);
+        demo_standby_report(&d);
         int checked = check_results(&d);
         dls_judge_del(d.judge); /* the journal is complete: audit it */
         d.judge = NULL;
@@ -713,14 +737,19 @@ int dls_cmd_demo(int argc, char **argv)
         printf("\nthe run's files: %s (manifest.json, journal.dls, agent-N.dls, keyring, "
                "results.jsonl, timeline.svg)\n", d.dir);
         code = checked == 0 && audited == 0 ? DLS_EXIT_OK : DLS_EXIT_FAIL;
-        printf("demo %s\n", code == 0 ? "passed: every item done exactly once, audit clean"
-                                      : "FAILED");
+        if (code == 0 && d.sb.on)
+            printf("demo passed: every item done exactly once, audit clean, the standby judge "
+                   "took over at pass %" PRIu64 "\n", d.sb.took_over_pass);
+        else
+            printf("demo %s\n", code == 0 ? "passed: every item done exactly once, audit clean"
+                                          : "FAILED");
     }
+    demo_standby_stop(&d);
     for (unsigned i = 0; i < d.agents; i++)
         if (d.alive[i]) {
             kill(d.pid[i], SIGKILL);
             waitpid(d.pid[i], NULL, 0);
         }
-    teardown(&d);
+    cmd_demo_teardown(&d);
     return code;
 }

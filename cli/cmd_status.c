@@ -412,7 +412,8 @@ static dls_status_summary summary_of(const status *s)
     return (dls_status_summary){
         .live = s->live, .pass = s->pass, .now = s->now, .tolerance_ns = s->tolerance,
         .verified = s->verify, .checkpoint = s->ck_pass, .journal_from = s->ck_next,
-        .journal_first = s->journal_first,
+        .journal_first = s->journal_first, .takeover_pass = s->takeover_pass,
+        .takeover_now = s->takeover_now,
     };
 }
 

@@ -32,6 +32,7 @@ typedef struct dls_status_summary {
     bool verified;
     uint64_t checkpoint;      /* 0: status did not start from a checkpoint */
     uint64_t journal_from, journal_first;
+    uint64_t takeover_pass, takeover_now; /* the newest takeover mark (0: none) */
 } dls_status_summary;
 
 /* Append one line (with its newline). Return 0 or DLS_ERR_NOMEM. */

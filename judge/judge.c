@@ -520,6 +520,9 @@ static uint64_t next_due(const dls_judge *j)
         nd = dls_heap_top_key(&j->delays);
     if ((j->pending.n || j->requests.n) && j->now < nd)
         nd = j->now;
+    /* a heartbeat mark falls due too (judge.md rev 5, Standby judges) */
+    if (j->heartbeat && j->ck_mark && dls_add_sat(j->ck_now, j->heartbeat) < nd)
+        nd = dls_add_sat(j->ck_now, j->heartbeat);
     return nd;
 }
 

@@ -237,3 +237,39 @@ dls_judge_pass_result h_pass(harness *h)
     return r;
 }
 
+
+/* ---- a dead holder under a takeover ------------------------------------------------------ */
+
+/* One step of 250 ms: holder 0 renews lease 1 while alive; the judge of the
+ * step passes (and the standby, while it only follows). */
+static void h_dead_step(harness *h, dls_judge *j, dls_judge *standby, bool alive)
+{
+    h_tick(h, h->now + 250 * MS);
+    if (alive)
+        h_renew(h, 0, 0, 1);
+    dls_judge_pass_result r;
+    assert_int_equal(dls_judge_pass(j, &r), 0);
+    if (standby && standby != j)
+        assert_int_equal(dls_judge_pass(standby, &r), 0);
+}
+
+uint64_t h_dead_holder_reclaimed_at(harness *h, dls_judge *standby, size_t kill_at)
+{
+    h_tick(h, 1000 * MS);
+    h_propose(h, 0, 0, "s-dead", "p-dead", 2000);
+    h_pass(h);
+    dls_judge *j = h->j;
+    for (size_t p = 0; p < 40; p++) {
+        if (standby && p == kill_at)
+            j = standby; /* the owner's process is gone: h->j is never stepped again */
+        h_dead_step(h, j, standby, p < 8);
+    }
+    uint64_t at = 0;
+    for (size_t i = 0; i < h->ncalls; i++) {
+        assert_int_equal(h->calls[i].lease, 1);
+        assert_int_equal(h->calls[i].cause, DLS_CAUSE_SILENCE);
+        assert_int_equal(at, 0); /* reclaimed once (the callback answers done) */
+        at = h->calls[i].pass_now;
+    }
+    return at;
+}

@@ -97,5 +97,14 @@ void h_propose(harness *h, size_t holder, size_t medium, const char *subject,
 void h_renew(harness *h, size_t holder, size_t medium, uint64_t lease);
 void h_release(harness *h, size_t holder, size_t medium, uint64_t lease, bool commit);
 dls_judge_pass_result h_pass(harness *h);
+/* judge.md rev 5, Standby judges and takeover: holder 0 (medium 0) takes
+ * "s-dead" (lease 1, 2 s) at reading 1 s, renews it every 250 ms step for 8
+ * steps and dies; the steps go on for 10 s of readings. h->j (opened) is
+ * the judge; with `standby` (a standby judge on the same journal, its
+ * reclaim h_reclaim with user h) the judge is never stepped again from step
+ * `kill_at` on (its process died) and the standby, stepped every step,
+ * takes over. Answers the reading at which lease 1 was reclaimed (0:
+ * never); asserts it was reclaimed at most once, by silence. */
+uint64_t h_dead_holder_reclaimed_at(harness *h, dls_judge *standby, size_t kill_at);
 
 #endif

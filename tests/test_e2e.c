@@ -308,6 +308,41 @@ static void test_demo_redis_media(void **state)
     stop(server);
 }
 
+/* judge.md, "Standby judges and takeover (revision 5)"; docs/standby.md;
+ * cli.md `demo`: with --standby the demo's judge runs in its own process
+ * beside a standby judge; the judge's process is killed with SIGKILL while
+ * agents hold leases, the standby takes over (one takeover mark on the
+ * journal, counted by the audit, at the pass the demo names), and the run
+ * still ends with every item's result written exactly once and a clean
+ * audit. */
+static void test_demo_standby(void **state)
+{
+    (void)state;
+    char run[300];
+    snprintf(run, sizeof run, "%s/demo-standby", dir);
+    sh("%s demo --standby --dir %s --agents 3 --items 8 --kill 1 > %s.out 2>&1 || "
+       "{ cat %s.out; exit 1; }", bin, run, run, run);
+    sh("grep -q 'killed the judge.s process (SIGKILL)' %s.out && "
+       "grep -q 'exactly once: 8 of 8 items done once, 0 stale results' %s.out", run, run);
+    /* the killed judge's process left leases held: it was killed mid-run */
+    sh("grep -Eq 'killed the judge.s process .* [1-9][0-9]* leases held' %s.out", run);
+    /* results.jsonl: one line per item, items 0..7 each exactly once */
+    sh("cd %s && jq -s -e 'map(.item) | sort == [0,1,2,3,4,5,6,7]' results.jsonl > /dev/null",
+       run);
+    /* the audit, again from the manifest: clean, one takeover, at the pass
+     * the demo names */
+    sh("cd %s && %s audit --journal \"$(jq -r .journal manifest.json)\" "
+       "--grantor \"$(jq -r .grantor manifest.json)\" --keyring \"$(jq -r .keyring manifest.json)\" "
+       "--media $(jq -r '.media[]' manifest.json) --json > audit.jsonl", run, bin);
+    sh("cd %s && pass=$(sed -n 's/.*the standby judge took over at pass \\([0-9]*\\)$/\\1/p' "
+       "../demo-standby.out) && test -n \"$pass\" && tail -n 1 audit.jsonl | jq -e --argjson p "
+       "\"$pass\" '.exit == 0 and .failures.double_grant == 0 and "
+       ".failures.unjustified_lapse == 0 and .reports.takeovers == [$p]' > /dev/null", run);
+    /* the journal itself: exactly one takeover mark */
+    sh("cd %s && test \"$(%s watch --journal journal.dls --no-follow --json | "
+       "jq -c 'select(.event == \"takeover\")' | wc -l)\" = 1", run, bin);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -316,6 +351,7 @@ int main(void)
         cmocka_unit_test(test_frozen_run_late_write_refused_by_guard),
         cmocka_unit_test(test_demo_default_media),
         cmocka_unit_test(test_demo_redis_media),
+        cmocka_unit_test(test_demo_standby),
     };
     return cmocka_run_group_tests_name("e2e", tests, setup, teardown);
 }

@@ -21,6 +21,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <inttypes.h>
 #include <nats/nats.h>
 #include <netinet/in.h>
 #include <pthread.h>
@@ -42,6 +43,7 @@
 #include "daolease/mark.h"
 #include "daolease/stream.h"
 #include "daolease/tick.h"
+#include "judge_harness.h"
 #include "stream/jetstream/jsm.h"
 
 /* Debian installs it in /usr/sbin; NATS_SERVER in the environment wins. */
@@ -1774,6 +1776,83 @@ static void test_judge_assembly_exclusive_journal(void **state)
     dls_secret_del(grantor);
 }
 
+/* judge.md rev 5, Standby judges and takeover: a dead holder's lease on a
+ * JetStream journal (three replicas) is reclaimed at the same reading with
+ * or without a takeover in between, the takeover adding at most
+ * takeover_after (3 x heartbeat + tolerance, in readings) and one cadence.
+ * Each judge has its own exclusive handle; the standby fences by expected
+ * last sequence. */
+static char g_dead_url[400];
+
+static dls_medium *dead_js_open(void)
+{
+    dls_jetstream_settings ex;
+    dls_jetstream_settings_default(&ex);
+    ex.exclusive = true;
+    dls_medium *m;
+    dls_where w = {0};
+    assert_int_equal(dls_jetstream_open(&m, g_dead_url, DLS_OPEN_APPEND, &ex, &w), 0);
+    return m;
+}
+
+static dls_medium *dead_js_journal(harness *h, dls_medium *inner)
+{
+    (void)h;
+    dls_medium_del(inner);
+    fresh_cluster(g_dead_url, "dead-journal", "?replicas=3&sync=data&timeout_ms=5000");
+    dls_medium_del(create(g_dead_url));
+    return dead_js_open();
+}
+
+static uint64_t dead_holder_js(bool takeover, size_t kill_at)
+{
+    harness h;
+    jh_options o = {.wrap_journal = dead_js_journal};
+    jh_init(&h, 1, 1, &o);
+    h.s.heartbeat_ns = 500 * DLS_MS;
+    h_open(&h);
+    dls_medium *sj = NULL;
+    dls_judge *sb = NULL;
+    dls_where w = {0};
+    if (takeover) {
+        sj = dead_js_open();
+        dls_judge_settings ss = h.s;
+        ss.standby = true;
+        ss.journal = sj;
+        dls_judge_callbacks cb = {.reclaim = h_reclaim};
+        assert_int_equal(dls_judge_new(&sb, &ss, &cb, &h, &w), 0);
+    }
+    uint64_t at = h_dead_holder_reclaimed_at(&h, sb, kill_at);
+    if (takeover) {
+        dls_judge_standby_info si;
+        assert_int_equal(dls_judge_standby_status(sb, &si), 0);
+        assert_true(si.took_over && !si.standby && !si.lost_race);
+    }
+    dls_judge_del(sb);
+    dls_medium_del(sj);
+    h_fini(&h);
+    return at;
+}
+
+static void test_dead_holder_same_reading_jetstream(void **state)
+{
+    (void)state;
+    NEED_SERVER();
+    need_cluster();
+    uint64_t plain = dead_holder_js(false, 0);
+    assert_true(plain > 0);
+    const uint64_t after = 3 * 500 * DLS_MS + 250 * DLS_MS, cadence = 1000 * DLS_MS;
+    /* killed while the holder renews, after it died, and just before its lease is due */
+    const size_t kills[] = {4, 10, 16};
+    for (size_t k = 0; k < sizeof kills / sizeof kills[0]; k++) {
+        uint64_t t = dead_holder_js(true, kills[k]);
+        print_message("kill at step %zu: reclaimed at %" PRIu64 " ms, without a takeover %" PRIu64
+                      " ms\n", kills[k], (uint64_t)(t / DLS_MS), (uint64_t)(plain / DLS_MS));
+        assert_true(t + cadence >= plain);
+        assert_true(t <= plain + after + cadence);
+    }
+}
+
 /* Starts `daolease ARGS...` in `dir`, stdout/stderr to dir/<tag>.out|err. */
 /* judge.md rev 5, Standby judges and takeover, on a JetStream journal: a
  * standby needs an exclusive handle and a heartbeat; it follows while the
@@ -2483,6 +2562,7 @@ int main(void)
         cmocka_unit_test(test_judge_restarts_from_jetstream_journal),
         cmocka_unit_test(test_judge_assembly_exclusive_journal),
         cmocka_unit_test(test_standby_takes_over_jetstream_journal),
+        cmocka_unit_test(test_dead_holder_same_reading_jetstream),
         cmocka_unit_test(test_judge_cli_two_machines),
         cmocka_unit_test(test_judge_cli_standby_jetstream),
         cmocka_unit_test(test_judge_rides_through_journal_leader_kills),

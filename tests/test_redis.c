@@ -19,6 +19,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <inttypes.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <signal.h>
@@ -43,6 +44,7 @@
 #include "daolease/redis.h"
 #include "daolease/stream.h"
 #include "daolease/tick.h"
+#include "judge_harness.h"
 #include "stream/redis/rds.h"
 
 #define REDIS_SERVER "/usr/bin/redis-server"
@@ -2654,6 +2656,73 @@ static void test_standby_takes_over_redis_journal(void **state)
     dls_secret_del(grantor);
 }
 
+/* judge.md rev 5, Standby judges and takeover: a dead holder's lease on a
+ * Redis journal is reclaimed at the same reading with or without a
+ * takeover in between, the takeover adding at most takeover_after (3 x
+ * heartbeat + tolerance, in readings) and one cadence. The journal is a
+ * fresh key; the standby has its own handle opened for append. */
+static char g_dead_url[200];
+
+static dls_medium *dead_redis_journal(harness *h, dls_medium *inner)
+{
+    (void)h;
+    dls_medium_del(inner);
+    snprintf(g_dead_url, sizeof g_dead_url, "redis://127.0.0.1:%d/t%u-dead-journal?sync=data",
+             g_aof.port, ++g_keyno);
+    dls_medium *m;
+    dls_where w = {0};
+    assert_int_equal(dls_redis_create(&m, g_dead_url, NULL, &w), 0);
+    return m;
+}
+
+static uint64_t dead_holder_redis(bool takeover, size_t kill_at)
+{
+    harness h;
+    jh_options o = {.wrap_journal = dead_redis_journal};
+    jh_init(&h, 1, 1, &o);
+    h.s.heartbeat_ns = 500 * DLS_MS;
+    h_open(&h);
+    dls_medium *sj = NULL;
+    dls_judge *sb = NULL;
+    dls_where w = {0};
+    if (takeover) {
+        assert_int_equal(dls_redis_open(&sj, g_dead_url, DLS_OPEN_APPEND, NULL, &w), 0);
+        dls_judge_settings ss = h.s;
+        ss.standby = true;
+        ss.journal = sj;
+        dls_judge_callbacks cb = {.reclaim = h_reclaim};
+        assert_int_equal(dls_judge_new(&sb, &ss, &cb, &h, &w), 0);
+    }
+    uint64_t at = h_dead_holder_reclaimed_at(&h, sb, kill_at);
+    if (takeover) {
+        dls_judge_standby_info si;
+        assert_int_equal(dls_judge_standby_status(sb, &si), 0);
+        assert_true(si.took_over && !si.standby && !si.lost_race);
+    }
+    dls_judge_del(sb);
+    dls_medium_del(sj);
+    h_fini(&h);
+    return at;
+}
+
+static void test_dead_holder_same_reading_redis(void **state)
+{
+    (void)state;
+    NEED_SERVER();
+    uint64_t plain = dead_holder_redis(false, 0);
+    assert_true(plain > 0);
+    const uint64_t after = 3 * 500 * DLS_MS + 250 * DLS_MS, cadence = 1000 * DLS_MS;
+    /* killed while the holder renews, after it died, and just before its lease is due */
+    const size_t kills[] = {4, 10, 16};
+    for (size_t k = 0; k < sizeof kills / sizeof kills[0]; k++) {
+        uint64_t t = dead_holder_redis(true, kills[k]);
+        print_message("kill at step %zu: reclaimed at %" PRIu64 " ms, without a takeover %" PRIu64
+                      " ms\n", kills[k], (uint64_t)(t / DLS_MS), (uint64_t)(plain / DLS_MS));
+        assert_true(t + cadence >= plain);
+        assert_true(t <= plain + after + cadence);
+    }
+}
+
 /* Issue 12 item 9 through `daolease judge`: a bogus entry on an agent's
  * Redis medium does not stop the judge (it runs its passes and exits 0);
  * each pass mark lists the medium in `errors` at the entry's position; the
@@ -2985,6 +3054,7 @@ int main(void)
         cmocka_unit_test(test_judge_reports_bogus_entry),
         cmocka_unit_test(test_judge_fence_library),
         cmocka_unit_test(test_standby_takes_over_redis_journal),
+        cmocka_unit_test(test_dead_holder_same_reading_redis),
         cmocka_unit_test(test_judge_cli_reports_bogus_entry),
         cmocka_unit_test(test_judge_cli_standby_takes_over),
         cmocka_unit_test(test_judge_cli_standby_lost_race),

@@ -955,6 +955,9 @@ static void test_heartbeat_marks_quiet_passes(void **state)
             last = w.h.now;
             marks++;
         }
+        /* the next heartbeat is what falls due next: an owner sleeping
+         * until next_due does not skip it */
+        assert_int_equal(r.next_due, last + 3000 * MS);
     }
     assert_int_equal(marks, 3);
     dls_judge_del(j);
@@ -967,6 +970,7 @@ static void test_heartbeat_marks_quiet_passes(void **state)
         h_tick(&w.h, w.h.now + 500 * MS);
         pass_ok(j, &r);
         assert_false(r.mark);
+        assert_int_equal(r.next_due, DLS_JUDGE_NEVER);
     }
     dls_judge_del(j);
     h_fini(&w.h);
@@ -1034,6 +1038,12 @@ static void test_cli_standby_takes_over_after_sigkill(void **state)
     assert_int_equal(run_sh("cd %s && %s status --journal journal.dls --media a1.dls > st.out && "
                             "grep -q '^last takeover by a standby judge at pass [0-9]* (reading' "
                             "st.out", d, bin), 0);
+    /* the same pass in status --json's summary, the one takeover key */
+    assert_int_equal(run_sh("cd %s && %s status --journal journal.dls --media a1.dls --json "
+                            "> sj.out && P=$(sed -n 's/^last takeover .* at pass \\([0-9]*\\) .*/\\1/p' "
+                            "st.out) && grep -q \"\\\"summary\\\": true, .*\\\"takeover\\\": "
+                            "{\\\"pass\\\": $P, \\\"now\\\": [0-9]*}\" sj.out",
+                            d, bin), 0);
     assert_int_equal(run_sh("cd %s && %s watch --journal journal.dls --no-follow --json > w.out && "
                             "test $(grep -c '\"event\": \"takeover\", \"position\"' w.out) -eq 1",
                             d, bin), 0);
