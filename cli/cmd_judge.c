@@ -49,8 +49,11 @@ static const char usage_text[] =
     "  --floor N       with --lost-ledger: the largest lease id the lost journal\n"
     "                  minted; new ids start at N + 1\n"
     "  --standby       follow the journal as a standby judge (same config as the\n"
-    "                  judge); take over when that judge's process ends, then\n"
-    "                  go on as `judge` (file journals; docs/standby.md)\n"
+    "                  judge); take over when that judge's process ends (a file\n"
+    "                  journal) or its redis:// or nats:// journal has had no\n"
+    "                  mark for takeover_after (needs heartbeat), then go on as\n"
+    "                  `judge`; a lost takeover race: following again\n"
+    "                  (docs/standby.md)\n"
 
     "  --http ADDR:PORT  serve the live page, /status.json and /metrics, read-only\n"
     "                  (also \"http\" in the config; loopback only unless\n"
@@ -80,13 +83,17 @@ struct judge_proc {
     bool tty;
     const struct judge_opts *o;
     char *ckdir;           /* checkpoints (docs/checkpoints.md); NULL: none */
+    uint64_t took_over_pass; /* --standby: took over at this pass, not said yet */
     obs_live *obs;         /* the HTTP endpoint (docs/observe.md); NULL: none */
 };
+
+static void say_took_over(struct judge_proc *p);
 
 static int on_reclaim(void *user, dls_bytes subject, uint64_t lease, dls_cause cause,
                       bool commit)
 {
     struct judge_proc *p = user;
+    say_took_over(p); /* its mark landed (judge.md, The pass, step 4) */
     obs_live_lapsed(p->obs, p->judge, subject, lease, cause);
     dls_jbuf b = {0};
     dls_jbuf_puts(&b, "{\"reclaim\": ");
@@ -153,10 +160,11 @@ static int open_jetstream_journal(struct judge_proc *p, const char *path, bool c
     int rc = dls_jetstream_open(&p->journal, path, DLS_OPEN_APPEND, &js, &w);
     if (rc == DLS_ERR_NOTFOUND) {
         if (!create) {
-            dls_cli_error("judge", "%s: no such journal (pass --create or set "
-                                   "\"create_journal\": true to start a new ledger; after a "
-                                   "lost journal see docs/judge.md, Lost ledger)",
-                          path);
+            dls_cli_error("judge", "%s: no such journal (%s)", path,
+                          p->o->standby ? "a standby follows an existing journal"
+                                        : "pass --create or set \"create_journal\": true to "
+                                          "start a new ledger; after a lost journal see "
+                                          "docs/judge.md, Lost ledger");
             return DLS_ERR_NOTFOUND;
         }
         memset(&w, 0, sizeof w);
@@ -171,24 +179,21 @@ static int open_jetstream_journal(struct judge_proc *p, const char *path, bool c
     return rc;
 }
 
-/* The journal (judge.md, Assembly, revision 4): a file journal is opened
- * `exclusive` — the stream writer lock taken on its own open file
- * description and held for the judge's lifetime, so a second judge reaching
- * it by any path is refused at once — and is created only when asked
- * (--create or --lost-ledger): a missing journal is an error, never a
- * silent fresh ledger (issue 12 item 5). */
-/* judge --standby (docs/standby.md): the journal is followed through a
+/* judge --standby (docs/standby.md): a file journal is followed through a
  * read handle (the judge holds its writer lock for its lifetime); the
- * library opens it for append itself when it takes over. Remote journals
- * are not supported yet. */
+ * library opens it for append itself when it takes over. A remote journal
+ * is the handle the standby fences and appends through (docs/standby.md,
+ * Remote journals): Redis opened for append (it sets <key>:writer when it
+ * takes over), JetStream opened exclusive for append (its first append
+ * names the last sequence it read). None is created. */
 static int open_standby_journal(struct judge_proc *p)
 {
     const char *path = p->cfg.journal;
-    if (!strncmp(path, "redis://", 8) || dls_jetstream_is_url(path)) {
-        dls_cli_error("judge", "%s: a standby judge on a Redis or JetStream journal is not "
-                               "supported yet (docs/standby.md)", path);
-        return DLS_ERR_CONFIG;
-    }
+    if (!strncmp(path, "redis://", 8))
+        return dls_cli_open(&p->journal, "judge", path, DLS_OPEN_APPEND, false,
+                            dls_cli_sync(p->cfg.sync));
+    if (dls_jetstream_is_url(path))
+        return open_jetstream_journal(p, path, false);
     dls_where w = {0};
     int rc = dls_medium_open(&p->journal, path, DLS_OPEN_READ, NULL, &w);
     if (rc)
@@ -199,6 +204,12 @@ static int open_standby_journal(struct judge_proc *p)
     return rc;
 }
 
+/* The journal (judge.md, Assembly, revision 4): a file journal is opened
+ * `exclusive` — the stream writer lock taken on its own open file
+ * description and held for the judge's lifetime, so a second judge reaching
+ * it by any path is refused at once — and is created only when asked
+ * (--create or --lost-ledger): a missing journal is an error, never a
+ * silent fresh ledger (issue 12 item 5). */
 static int open_journal(struct judge_proc *p)
 {
     const char *path = p->cfg.journal;
@@ -517,25 +528,36 @@ static void standby_line(const struct judge_proc *p, bool first)
     fflush(stdout);
 }
 
+/* The standby's takeover is said once its first append landed (a remote
+ * takeover whose first append another writer beat is no takeover:
+ * rejoin), before any reclaim of its first pass is reported. */
 static void on_took_over(void *user, uint64_t pass)
 {
-    const struct judge_proc *p = user;
+    struct judge_proc *p = user;
+    p->took_over_pass = pass;
+}
+
+static void say_took_over(struct judge_proc *p)
+{
+    if (!p->took_over_pass)
+        return;
     const char *name = dls_medium_name(p->journal);
     char buf[1024];
     if (p->tty)
         printf("standby: took over %s; its first pass as the judge is %" PRIu64 "\n", name,
-               pass);
+               p->took_over_pass);
     else
         printf("{\"took_over\": %s, \"pass\": %" PRIu64 "}\n",
-               json_name(name, buf, sizeof buf), pass);
+               json_name(name, buf, sizeof buf), p->took_over_pass);
     fflush(stdout);
+    p->took_over_pass = 0;
 }
 
-static int assemble(struct judge_proc *p)
+/* The journal, the media, the ticks and the judge on them: what a standby
+ * that lost the takeover race assembles again (rejoin). */
+static int assemble_judge(struct judge_proc *p)
 {
-    int rc = dls_cli_load_keys("judge", p->cfg.key, p->cfg.keyring, &p->secret, &p->keyring);
-    if (rc || (rc = check_keys(p)))
-        return rc;
+    int rc;
     if ((rc = open_journal(p)) || (rc = open_media(p)) ||
         (rc = dls_cli_ticks_new(&p->ticks, "judge", false)))
         return rc;
@@ -551,7 +573,7 @@ static int assemble(struct judge_proc *p)
     s.lock_delay_ns = p->cfg.lock_delay.ns;
     s.lost_ledger = p->o->inventory != NULL;
     s.lease_floor = p->o->floor;
-    s.checkpoint_dir = p->ckdir = ck_folder(&p->cfg);
+    s.checkpoint_dir = p->ckdir;
     s.heartbeat_ns = p->cfg.heartbeat.ns; /* judge.md rev 5, Standby judges */
     if (p->cfg.has_takeover_after)
         s.takeover_after_ns = p->cfg.takeover_after.ns;
@@ -569,7 +591,18 @@ static int assemble(struct judge_proc *p)
         dls_cli_error("judge", "%s: %s", dls_medium_name(p->journal), w.reason ? w.reason : dls_strerror(rc));
     if (!rc)
         warn_checkpoints(p);
-    if (!rc && p->o->inventory)
+    return rc;
+}
+
+static int assemble(struct judge_proc *p)
+{
+    int rc = dls_cli_load_keys("judge", p->cfg.key, p->cfg.keyring, &p->secret, &p->keyring);
+    if (rc || (rc = check_keys(p)))
+        return rc;
+    p->ckdir = ck_folder(&p->cfg);
+    if ((rc = assemble_judge(p)))
+        return rc;
+    if (p->o->inventory)
         rc = lost_ledger(p);
     if (!rc && p->o->standby)
         standby_line(p, true);
@@ -578,10 +611,11 @@ static int assemble(struct judge_proc *p)
     return rc;
 }
 
-static void teardown(struct judge_proc *p)
+/* assemble_judge undone, in reverse. */
+static void disassemble_judge(struct judge_proc *p)
 {
-    obs_live_stop(p->obs);
     dls_judge_del(p->judge);
+    p->judge = NULL;
     dls_cli_ticks_del(&p->ticks);
     for (size_t i = 0; i < p->cfg.n_media; i++) {
         if (p->resolvers)
@@ -592,11 +626,44 @@ static void teardown(struct judge_proc *p)
     free(p->resolvers);
     free(p->media);
     free(p->jm);
+    p->resolvers = NULL;
+    p->media = NULL;
+    p->jm = NULL;
     dls_medium_del(p->journal);
+    p->journal = NULL;
+}
+
+static void teardown(struct judge_proc *p)
+{
+    obs_live_stop(p->obs);
+    disassemble_judge(p);
     dls_keyring_del(p->keyring);
     dls_secret_del(p->secret);
     dls_config_free(&p->cfg);
     free(p->ckdir);
+}
+
+/* judge.md rev 5, Standby judges: a standby whose first append another
+ * writer beat goes back to following, never stops. The handle stopped
+ * (fatal, standby_info.lost_race): it is assembled again on a fresh
+ * journal handle, said once on stderr. */
+static bool lost_race(struct judge_proc *p)
+{
+    dls_judge_standby_info si;
+    return p->o->standby && !dls_judge_standby_status(p->judge, &si) && si.lost_race;
+}
+
+static int rejoin(struct judge_proc *p)
+{
+    dls_cli_error("judge", "lost the takeover race on %s (another writer appended first); "
+                           "following again",
+                  dls_medium_name(p->journal));
+    p->took_over_pass = 0;
+    disassemble_judge(p);
+    int rc = assemble_judge(p);
+    if (!rc)
+        standby_line(p, true);
+    return rc;
 }
 
 struct totals {
@@ -683,6 +750,13 @@ static int loop(struct judge_proc *p, uint64_t max_passes)
         double t0 = obs_live_clock();
         int rc = dls_judge_pass(p->judge, &r);
         double took = obs_live_clock() - t0;
+        if (rc && lost_race(p)) {
+            if (rejoin(p))
+                return DLS_EXIT_FAIL;
+            continue;
+        }
+        if (!rc)
+            say_took_over(p);
         if (rc) {
             dls_cli_error("judge", "%s: pass: %s", dls_medium_name(p->journal), dls_strerror(rc));
             report_journal_failure(p);
@@ -742,6 +816,24 @@ static int parse_count(const char *text, uint64_t *out)
         return -1;
     *out = v;
     return 0;
+}
+
+/* judge.md rev 5, Standby judges: no kernel frees a remote journal's
+ * writer role; its standby presumes the judge gone after takeover_after
+ * without a mark, which the judge's heartbeat keeps coming (the library
+ * refuses such a standby too; here the configuration is named). */
+static int check_standby_config(const struct judge_proc *p)
+{
+    const char *path = p->cfg.journal;
+    bool remote = !strncmp(path, "redis://", 8) || dls_jetstream_is_url(path);
+    if (!p->o->standby || !remote || p->cfg.heartbeat.ns || p->cfg.has_takeover_after)
+        return 0;
+    dls_cli_error("judge", "%s: a standby on a Redis or JetStream journal needs \"heartbeat\" "
+                           "(the judge then marks at least that often) or \"takeover_after\": "
+                           "it takes over when no mark came for takeover_after "
+                           "(docs/standby.md)",
+                  p->cfg.file);
+    return DLS_ERR_CONFIG;
 }
 
 static int usage_error(const char *fmt, const char *arg)
@@ -807,7 +899,7 @@ int dls_cmd_judge(int argc, char **argv)
     memset(&p, 0, sizeof p);
     p.o = &o;
     p.tty = isatty(STDOUT_FILENO);
-    if (dls_config_load(&p.cfg, o.config, "media")) {
+    if (dls_config_load(&p.cfg, o.config, "media") || check_standby_config(&p)) {
         dls_config_free(&p.cfg);
         return DLS_EXIT_CONFIG; /* not restarted by its unit (docs/service.md) */
     }

@@ -165,12 +165,6 @@ static int take_over(dls_judge *j)
     int rc = jr_step(j, true, &w);
     if (rc)
         return rc;
-    uint64_t now, end;
-    jr_newest_mark(j, &now, &end);
-    /* JetStream: the first append names the last sequence read */
-    if (j->sb_remote && !dls_redis_is_medium(j->journal) &&
-        (rc = dls_jetstream_expect_after(j->journal, end)) != 0)
-        return rc;
     if ((rc = open_for_append(j)) != 0)
         return rc;
     jr_end(j, true);
@@ -204,11 +198,15 @@ static bool abandoned(const dls_judge *j, uint64_t *end)
     return j->now >= dls_add_sat(mark_now, j->takeover_after);
 }
 
-/* Redis: the fence first — <key>:writer set to this standby's token while
- * <key>:next is still where it read up to; absent token: at once (a clean
- * stop). JetStream: nothing to set before the first append. 0 and *go
- * when it may take over; 0 and !*go to keep following (the writer is alive,
- * or the server cannot be reached now); another error is fatal. */
+/* The fence first, at the position read when the judge was presumed gone
+ * (judge.md rev 5, Standby judges: it fences first, then reads the journal
+ * to its end). Redis: <key>:writer set to this standby's token while
+ * <key>:next is still that position; absent token: at once (a clean stop).
+ * JetStream: the first append names that position's last sequence, so a
+ * rival's takeover mark landing before the read to the end (read, not
+ * fenced against) makes it fail: lost_race. 0 and *go when it may take
+ * over; 0 and !*go to keep following (the writer is alive, or the server
+ * cannot be reached now); another error is fatal. */
 static int remote_fence(dls_judge *j, bool *go)
 {
     uint64_t end = 0;
@@ -216,7 +214,7 @@ static int remote_fence(dls_judge *j, bool *go)
     *go = false;
     if (!dls_redis_is_medium(j->journal)) {
         *go = gone;
-        return 0;
+        return gone ? dls_jetstream_expect_after(j->journal, end) : 0;
     }
     int rc = dls_redis_take_over(j->journal, end, gone, NULL);
     if (rc == DLS_ERR_JOURNAL_LOCKED || rc == DLS_ERR_TRANSPORT)

@@ -2213,6 +2213,109 @@ static void test_judge_cli_two_machines(void **state)
     dls_keyring_del(kr);
 }
 
+/* The lines of dir/name holding `needle`. */
+static unsigned lines_with(const char *dir, const char *name, const char *needle)
+{
+    char path[256], line[4096];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "r");
+    unsigned c = 0;
+    while (f && fgets(line, sizeof line, f))
+        c += strstr(line, needle) != NULL;
+    if (f)
+        fclose(f);
+    return c;
+}
+
+/* Waits at most `ms` until dir/name has `want` lines holding `needle`. */
+static bool wait_lines(const char *dir, const char *name, const char *needle, unsigned want,
+                       unsigned ms)
+{
+    for (unsigned i = 0; i < ms / 20; i++, sleep_ms(20))
+        if (lines_with(dir, name, needle) >= want)
+            return true;
+    fprintf(stderr, "%s/%s: fewer than %u lines with \"%s\"\n", dir, name, want, needle);
+    return false;
+}
+
+/* `daolease judge --standby` on a JetStream journal (judge.md rev 5,
+ * Standby judges; cli.md, Operators (revision 5), `judge --standby`): two
+ * standbys beside a `daolease judge` on an R3 journal of the cluster; the
+ * judge is killed with SIGKILL (takeover_after 3 s: well past the time a
+ * judge's append may take on a loaded machine). Exactly one standby takes over (one
+ * took_over line); the other keeps following it — when both presumed the
+ * judge gone at once, its first append was refused and it says so once on
+ * stderr (which of the two cases happens is the scheduler's) — and takes
+ * over when the new judge is killed too. The journal audits clean with
+ * both takeovers. */
+static void test_judge_cli_standby_jetstream(void **state)
+{
+    (void)state;
+    NEED_SERVER();
+    const char *bin = getenv("DAOLEASE_BIN");
+    if (!bin) {
+        skip();
+        return;
+    }
+    need_cluster();
+    char dir[128], jurl[400];
+    snprintf(dir, sizeof dir, "%s/standby-%u", g_dir, ++g_no);
+    assert_int_equal(mkdir(dir, 0700), 0);
+    fresh_cluster(jurl, "cli-standby", "?replicas=3&sync=data&timeout_ms=5000");
+    assert_int_equal(sh("cd %s && \"%s\" keygen arbiter >> keyring && \"%s\" stream create a1.dls "
+                        "> /dev/null && printf '%%s' '{\"party\": \"arbiter\", \"key\": "
+                        "\"arbiter.secret\", \"keyring\": \"keyring\", \"journal\": \"%s\", "
+                        "\"media\": [\"a1.dls\"], \"tolerance\": {\"ms\": 250}, \"cadence\": "
+                        "{\"ms\": 100}, \"heartbeat\": {\"ms\": 300}, \"takeover_after\": {\"s\": 3}, "
+                        "\"create_journal\": true}' "
+                        "> judge.json",
+                        dir, bin, bin, jurl),
+                     0);
+    const char *judge[] = {"judge", "--config", "judge.json", NULL};
+    const char *standby[] = {"judge", "--standby", "--config", "judge.json", NULL};
+    pid_t active = cli_start(dir, "judge", judge);
+    assert_true(wait_lines(dir, "judge.out", "\"status\": true", 1, 60000));
+    pid_t sb[2] = {cli_start(dir, "s0", standby), cli_start(dir, "s1", standby)};
+    assert_true(wait_lines(dir, "s0.out", "\"standby\": true, \"journal\": \"nats://", 1, 30000));
+    assert_true(wait_lines(dir, "s1.out", "\"standby\": true, \"journal\": \"nats://", 1, 30000));
+    kill(active, SIGKILL);
+    assert_int_equal(cli_wait(active, 10000), 128 + SIGKILL);
+
+    const char *took = "\"took_over\": \"nats://", *lost = "lost the takeover race on nats://";
+    int winner = -1;
+    for (int i = 0; i < 1500 && winner < 0; i++, sleep_ms(20))
+        for (int k = 0; k < 2 && winner < 0; k++)
+            if (lines_with(dir, k ? "s1.out" : "s0.out", took))
+                winner = k;
+    assert_true(winner >= 0);
+    const char *wout = winner ? "s1.out" : "s0.out";
+    const char *lout = winner ? "s0.out" : "s1.out", *lerr = winner ? "s0.err" : "s1.err";
+    unsigned following = lines_with(dir, lout, "\"standby\": true");
+    if (!wait_lines(dir, lout, "\"standby\": true", following + 2, 30000)) {
+        sh("cd %s && grep -hv '\"st' s0.out s1.out s0.err s1.err >&2", dir);
+        fail();
+    }
+    assert_int_equal(lines_with(dir, lout, took), 0);
+    assert_true(lines_with(dir, lerr, lost) <= 1);
+    if (lines_with(dir, lerr, lost))
+        fprintf(stderr, "the standbys raced: the loser follows again\n");
+    assert_int_equal(lines_with(dir, wout, took), 1);
+    assert_int_equal(waitpid(sb[1 - winner], NULL, WNOHANG), 0);
+
+    kill(sb[winner], SIGKILL);
+    assert_int_equal(cli_wait(sb[winner], 10000), 128 + SIGKILL);
+    assert_true(wait_lines(dir, lout, took, 1, 30000));
+    assert_true(lines_with(dir, lerr, lost) <= 1);
+    kill(sb[1 - winner], SIGTERM);
+    assert_int_equal(cli_wait(sb[1 - winner], 30000), 0);
+    /* judge.md rev 5, Audit: clean, both takeovers counted */
+    assert_int_equal(sh("cd %s && \"%s\" audit --journal '%s' --keyring keyring --grantor "
+                        "arbiter --media a1.dls --json > audit.out && grep -q '\"takeovers\": "
+                        "\\[[0-9]*, [0-9]*\\]' audit.out",
+                        dir, bin, jurl),
+                     0);
+}
+
 /* A live agent for test_judge_rides_through_journal_leader_kills: a
  * process that runs `daolease run --config CFG --subject TAG-i -- sleep 2`
  * for i = 1, 2, … until `stop` exists, appending "i status" to
@@ -2461,6 +2564,7 @@ int main(void)
         cmocka_unit_test(test_standby_takes_over_jetstream_journal),
         cmocka_unit_test(test_dead_holder_same_reading_jetstream),
         cmocka_unit_test(test_judge_cli_two_machines),
+        cmocka_unit_test(test_judge_cli_standby_jetstream),
         cmocka_unit_test(test_judge_rides_through_journal_leader_kills),
     };
     if (getenv("DLS_ONLY")) /* run one test by name (e.g. while iterating) */

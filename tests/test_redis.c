@@ -2790,6 +2790,236 @@ static void test_judge_cli_reports_bogus_entry(void **state)
     assert_int_equal(system(cmd), 0);
 }
 
+/* The lines of dir/name holding `needle`. */
+static unsigned lines_with(const char *dir, const char *name, const char *needle)
+{
+    char path[256];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    size_t n;
+    char *text = slurp(path, &n);
+    unsigned c = 0;
+    for (char *at = text, *nl; at && *at; at = nl ? nl + 1 : at + strlen(at)) {
+        nl = strchr(at, '\n');
+        if (nl)
+            *nl = '\0';
+        c += strstr(at, needle) != NULL;
+    }
+    free(text);
+    return c;
+}
+
+/* Waits at most `ms` until dir/name has at least `want` lines holding
+ * `needle`. */
+static bool wait_lines(const char *dir, const char *name, const char *needle, unsigned want,
+                       unsigned ms)
+{
+    for (unsigned i = 0; i < ms / 20; i++, sleep_ms(20))
+        if (lines_with(dir, name, needle) >= want)
+            return true;
+    fprintf(stderr, "%s/%s: fewer than %u lines with \"%s\"\n", dir, name, want, needle);
+    return false;
+}
+
+/* Clients of the AOF server whose script call (a standby's fence: the
+ * only write a following standby makes) waits under CLIENT PAUSE WRITE. */
+static unsigned paused_scripts(void)
+{
+    redisReply *r = aofq("CLIENT LIST");
+    unsigned n = 0;
+    for (const char *at = r->type == REDIS_REPLY_STRING ? r->str : ""; at && *at; at = strchr(at, '\n') ? strchr(at, '\n') + 1 : NULL) {
+        const char *nl = strchr(at, '\n');
+        const char *b = strstr(at, " flags=b "), *e = strstr(at, " cmd=eval");
+        n += b && e && (!nl || (b < nl && e < nl));
+    }
+    freeReplyObject(r);
+    return n;
+}
+
+static bool wait_paused_scripts(unsigned want)
+{
+    for (int i = 0; i < 1000; i++, sleep_ms(10))
+        if (paused_scripts() >= want)
+            return true;
+    return false;
+}
+
+static void pause_writes(bool on)
+{
+    freeReplyObject(aofq(on ? "CLIENT PAUSE 60000 WRITE" : "CLIENT UNPAUSE"));
+}
+
+/* `daolease judge --standby` on a Redis journal (judge.md rev 5, Standby
+ * judges; cli.md, Operators (revision 5), `judge --standby`). Without
+ * heartbeat or takeover_after it is refused naming the configuration (exit
+ * 78). With them (takeover_after 2 s: well past the time a judge's append
+ * may take on a loaded machine) it says it follows; the judge is killed
+ * with SIGKILL while `daolease run` holds a lease; the standby prints one
+ * took_over line, the agent's lease holds across the takeover and its
+ * release is reclaimed by the new judge; the journal audits clean and
+ * counts the takeover. */
+static void test_judge_cli_standby_takes_over(void **state)
+{
+    (void)state;
+    NEED_SERVER();
+    if (!getenv("DAOLEASE_BIN")) {
+        skip();
+        return;
+    }
+    char dir[64] = "/tmp/dls-redis-cli-takeover-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char cmd[1200], jurl[200];
+    snprintf(jurl, sizeof jurl, "redis://127.0.0.1:%d/t%u-cli-takeover", g_aof.port, ++g_keyno);
+    snprintf(cmd, sizeof cmd,
+             "cd %s && for p in arbiter a1; do \"$DAOLEASE_BIN\" keygen $p >> keyring; done && "
+             "\"$DAOLEASE_BIN\" stream create a1.dls > /dev/null && "
+             "printf '%%s' '{\"party\": \"arbiter\", \"key\": \"arbiter.secret\", \"keyring\": "
+             "\"keyring\", \"journal\": \"%s?sync=data\", \"media\": [\"a1.dls\"], "
+             "\"duration\": {\"s\": 8}, \"tolerance\": {\"ms\": 250}, \"cadence\": {\"ms\": 100}, "
+             "\"create_journal\": true' > base && (cat base; echo '}') > bare.json && "
+             "(cat base; echo ', \"heartbeat\": {\"ms\": 200}, \"takeover_after\": {\"s\": 2}}') "
+             "> judge.json && "
+             "printf '%%s' '{\"party\": \"a1\", \"key\": \"a1.secret\", \"keyring\": \"keyring\", "
+             "\"grantor\": \"arbiter\", \"journal\": \"%s\", \"medium\": \"a1.dls\", "
+             "\"duration\": {\"s\": 8}}' > run.json",
+             dir, jurl, jurl);
+    assert_int_equal(system(cmd), 0);
+    /* no heartbeat, no takeover_after: refused, the configuration named */
+    const char *bare[] = {"judge", "--standby", "--config", "bare.json", NULL};
+    assert_int_equal(cli_wait(cli_start(dir, "bare", bare), 10000), 78);
+    assert_int_equal(lines_with(dir, "bare.err", "bare.json: a standby on a Redis or JetStream "
+                                                 "journal needs \"heartbeat\""),
+                     1);
+    const char *judge[] = {"judge", "--config", "judge.json", NULL};
+    const char *standby[] = {"judge", "--standby", "--config", "judge.json", NULL};
+    pid_t active = cli_start(dir, "judge", judge);
+    assert_true(wait_lines(dir, "judge.out", "\"status\": true", 1, 20000));
+    pid_t sb = cli_start(dir, "sb", standby);
+    assert_true(wait_lines(dir, "sb.out", "\"standby\": true, \"journal\": \"redis://", 1, 20000));
+    const char *hold[] = {"run", "--config", "run.json", "--subject", "s1", "--", "sleep", "4",
+                          NULL};
+    pid_t agent = cli_start(dir, "run", hold);
+    assert_true(wait_lines(dir, "judge.out", "\"granted\": 1", 1, 20000));
+    kill(active, SIGKILL);
+    assert_int_equal(cli_wait(active, 10000), 128 + SIGKILL);
+    assert_true(wait_lines(dir, "sb.out", "\"took_over\": \"redis://", 1, 20000));
+    assert_int_equal(cli_wait(agent, 30000), 0); /* its lease held across the takeover */
+    assert_true(wait_lines(dir, "sb.out", "\"cause\": \"release\"", 1, 20000));
+    assert_int_equal(lines_with(dir, "sb.out", "\"took_over\""), 1);
+    kill(sb, SIGTERM);
+    assert_int_equal(cli_wait(sb, 20000), 0);
+    /* judge.md rev 5, Audit: clean, the takeover counted */
+    snprintf(cmd, sizeof cmd,
+             "cd %s && \"$DAOLEASE_BIN\" audit --journal '%s' --keyring keyring --grantor arbiter "
+             "--media a1.dls --json > audit.out && grep -q '\"takeovers\": \\[[0-9]*\\]' audit.out",
+             dir, jurl);
+    assert_int_equal(system(cmd), 0);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
+/* `daolease judge --standby` on a Redis journal (judge.md rev 5, Standby
+ * judges; cli.md, Operators (revision 5), `judge --standby`): two standbys
+ * beside a `daolease judge` killed with SIGKILL. Each standby step tries
+ * the fence (a script: a write), so CLIENT PAUSE WRITE holds both: paused
+ * while takeover_after elapses, released and paused again at once (a
+ * refused fence is followed by half a cadence of sleep), both next fences
+ * presume the judge gone and run back to back on release: both fence, the
+ * first one's token is replaced by the second's, and its first append is
+ * refused ("If its first append fails because another writer appended
+ * after what it read ... the standby goes back to following (and says
+ * so), it does not stop"). Exactly one takes over; the other says it lost
+ * the race once on stderr, follows the new judge, and takes over from it
+ * when that one is killed too. The journal audits clean with both
+ * takeovers. */
+static void test_judge_cli_standby_lost_race(void **state)
+{
+    (void)state;
+    NEED_SERVER();
+    if (!getenv("DAOLEASE_BIN")) {
+        skip();
+        return;
+    }
+    char dir[64] = "/tmp/dls-redis-cli-standby-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    const char *kg[] = {"keygen", "arbiter", NULL};
+    assert_int_equal(cli_wait(cli_start(dir, "keygen", kg), 10000), 0);
+    const char *mk[] = {"stream", "create", "a1.dls", NULL};
+    assert_int_equal(cli_wait(cli_start(dir, "mk", mk), 10000), 0);
+    size_t n;
+    char path[256], jurl[200], cfg[800];
+    snprintf(path, sizeof path, "%s/keygen.out", dir);
+    char *ring = slurp(path, &n);
+    assert_non_null(ring);
+    put(dir, "keyring", ring, n, 0644);
+    free(ring);
+    snprintf(jurl, sizeof jurl, "redis://127.0.0.1:%d/t%u-cli-standby", g_aof.port, ++g_keyno);
+    /* a call waits out a pause (timeout_ms); heartbeat marks at most one
+     * cadence apart; takeover_after well past one cadence after the kill */
+    int cn = snprintf(cfg, sizeof cfg,
+                      "{\"party\": \"arbiter\", \"key\": \"arbiter.secret\", \"keyring\": "
+                      "\"keyring\", \"journal\": \"%s?sync=data&timeout_ms=60000\", "
+                      "\"media\": [\"a1.dls\"], \"tolerance\": {\"ms\": 250}, "
+                      "\"cadence\": {\"ms\": 1000}, \"heartbeat\": {\"ms\": 300}, "
+                      "\"takeover_after\": {\"ms\": 2500}, \"create_journal\": true}\n",
+                      jurl);
+    put(dir, "judge.json", cfg, (size_t)cn, 0600);
+    const char *judge[] = {"judge", "--config", "judge.json", NULL};
+    const char *standby[] = {"judge", "--standby", "--config", "judge.json", NULL};
+    pid_t active = cli_start(dir, "judge", judge);
+    assert_true(wait_lines(dir, "judge.out", "\"status\": true", 1, 20000));
+    pid_t sb[2] = {cli_start(dir, "s0", standby), cli_start(dir, "s1", standby)};
+    assert_true(wait_lines(dir, "s0.out", "\"standby\": true", 1, 20000));
+    assert_true(wait_lines(dir, "s1.out", "\"standby\": true", 1, 20000));
+
+    kill(active, SIGKILL);
+    assert_int_equal(cli_wait(active, 10000), 128 + SIGKILL);
+    pause_writes(true); /* both standbys' next fences wait, the judge not yet presumed gone */
+    assert_true(wait_paused_scripts(2));
+    sleep_ms(3000); /* takeover_after (2.5 s) past the judge's last mark */
+    pause_writes(false);
+    pause_writes(true); /* their next fences presume the judge gone */
+    assert_true(wait_paused_scripts(2));
+    pause_writes(false);
+
+    const char *took = "\"took_over\": ";
+    const char *lost = "lost the takeover race on redis://";
+    int winner = -1;
+    for (int i = 0; i < 1000 && winner < 0; i++, sleep_ms(20))
+        for (int k = 0; k < 2 && winner < 0; k++)
+            if (lines_with(dir, k ? "s1.out" : "s0.out", took))
+                winner = k;
+    assert_true(winner >= 0);
+    const char *wout = winner ? "s1.out" : "s0.out";
+    const char *lout = winner ? "s0.out" : "s1.out", *lerr = winner ? "s0.err" : "s1.err";
+    assert_true(wait_lines(dir, lerr, lost, 1, 20000));
+    /* the loser follows again: new standby lines, no second lost race */
+    unsigned following = lines_with(dir, lout, "\"standby\": true");
+    assert_true(wait_lines(dir, lout, "\"standby\": true", following + 2, 20000));
+    assert_int_equal(lines_with(dir, lout, took), 0);
+    assert_int_equal(lines_with(dir, lerr, lost), 1);
+    assert_int_equal(lines_with(dir, wout, took), 1);
+    assert_int_equal(waitpid(sb[1 - winner], NULL, WNOHANG), 0);
+
+    /* the new judge dies too: the standby assembled again takes over */
+    kill(sb[winner], SIGKILL);
+    assert_int_equal(cli_wait(sb[winner], 10000), 128 + SIGKILL);
+    assert_true(wait_lines(dir, lout, took, 1, 30000));
+    assert_int_equal(lines_with(dir, lerr, lost), 1);
+    kill(sb[1 - winner], SIGTERM);
+    assert_int_equal(cli_wait(sb[1 - winner], 20000), 0);
+
+    /* judge.md rev 5, Audit: clean, both takeovers counted */
+    char cmd[600];
+    snprintf(cmd, sizeof cmd,
+             "cd %s && \"$DAOLEASE_BIN\" audit --journal '%s' --keyring keyring --grantor arbiter "
+             "--media a1.dls --json > audit.out && grep -q '\"takeovers\": \\[[0-9]*, [0-9]*\\]' "
+             "audit.out",
+             dir, jurl);
+    assert_int_equal(system(cmd), 0);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -2826,7 +3056,11 @@ int main(void)
         cmocka_unit_test(test_standby_takes_over_redis_journal),
         cmocka_unit_test(test_dead_holder_same_reading_redis),
         cmocka_unit_test(test_judge_cli_reports_bogus_entry),
+        cmocka_unit_test(test_judge_cli_standby_takes_over),
+        cmocka_unit_test(test_judge_cli_standby_lost_race),
     };
+    if (getenv("DLS_ONLY")) /* run one test by name (e.g. while iterating) */
+        cmocka_set_test_filter(getenv("DLS_ONLY"));
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
 

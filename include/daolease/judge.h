@@ -178,9 +178,13 @@ typedef struct dls_judge_medium {
  *                            and runs that same pass as a restarted judge,
  *                            its mark carrying "dao.judge/takeover".
  *                            File and segmented journals, and journals
- *                            locked by journal_lock_path; a standby on a
- *                            Redis or JetStream journal is refused (not
- *                            built yet), as is one with lost_ledger.
+ *                            locked by journal_lock_path. A Redis journal
+ *                            (opened for append) or JetStream journal
+ *                            (exclusive for append) has no such lock: the
+ *                            standby presumes its judge gone takeover_after
+ *                            past the newest mark, fences, then takes over
+ *                            (docs/standby.md, Remote journals). One with
+ *                            lost_ledger is refused.
  *   heartbeat_ns      0      an active judge also owes a pass mark on any
  *                            pass whose now is at least this after the now
  *                            of its last mark (0: no heartbeat), so a quiet
@@ -376,9 +380,10 @@ typedef struct dls_judge dls_judge;
  *                           to lock it (w->sys_errno)
  *   DLS_ERR_NOMEM, DLS_ERR_SODIUM, DLS_ERR_INVAL (out or s NULL)
  *
- * A standby (s->standby) is refused, besides, with DLS_ERR_CONFIG when its
- * journal is on Redis or JetStream (not built yet) or lost_ledger is set,
- * and when its inputs differ from the journal's: its reading basis is not
+ * A standby (s->standby) is refused, besides, with DLS_ERR_CONFIG when
+ * lost_ledger is set; on a Redis journal not opened for append, a
+ * JetStream journal not opened exclusive for append, with
+ * journal_lock_path, or with neither heartbeat nor takeover_after; and when its inputs differ from the journal's: its reading basis is not
  * the newest mark's, or its lease-fact media are not the newest mark's
  * drained list (the same ids, in the same assembly order); another grantor
  * is refused by the replay (DLS_ERR_JOURNAL). */
