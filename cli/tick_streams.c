@@ -1,0 +1,100 @@
+/* Realtime tick streams shared by machines (cli/tick_streams.h). */
+#include "cli/tick_streams.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "cli/media.h"
+
+/* The position after the last record of m: a judge's tick cursor starts
+ * there (judge.h, dls_judge_tick_source: only the newest reading matters),
+ * so a long stream is not drained from its start at every start. */
+static int stream_end(dls_medium *m, uint64_t *end)
+{
+    dls_cursor *c;
+    int rc = dls_cursor_new(&c, m, 0);
+    if (rc)
+        return rc;
+    dls_record rec;
+    dls_next r;
+    while ((r = dls_cursor_next(c, &rec, NULL)) == DLS_NEXT_OK || r == DLS_NEXT_GAP)
+        ;
+    *end = dls_cursor_position(c);
+    dls_cursor_del(c);
+    return r == DLS_NEXT_ERROR ? DLS_ERR_TRANSPORT : 0;
+}
+
+/* Opens stream i: the own stream for append, the others for reading; a
+ * missing one is created (a standby may start before the machine whose
+ * stream it is). Ticks need no durability: a tick lost in a crash is
+ * followed by a newer one (docs/standby.md, Across machines). */
+static int open_stream(dls_cli_tick_streams *t, const char *sub, const dls_config *cfg,
+                       size_t i, dls_keyring *kr)
+{
+    const char *where = cfg->tick_streams[i];
+    dls_open_mode mode = i == cfg->tick_own ? DLS_OPEN_APPEND : DLS_OPEN_READ;
+    int rc = dls_cli_open(&t->media[i], sub, where, mode, true, DLS_SYNC_NONE);
+    if (rc)
+        return rc;
+    rc = dls_resolver_new_signed(&t->resolvers[i], dls_medium_id(t->media[i]), kr);
+    uint64_t end = 0;
+    if (!rc)
+        rc = stream_end(t->media[i], &end);
+    if (rc) {
+        dls_cli_error(sub, "tick stream %s: %s", where, dls_strerror(rc));
+        return rc;
+    }
+    t->sources[i] = (dls_judge_tick_source){
+        .medium = t->media[i], .resolver = t->resolvers[i], .adapter = cfg->party, .from = end,
+    };
+    return 0;
+}
+
+int dls_cli_tick_streams_new(dls_cli_tick_streams *t, const char *sub, const dls_config *cfg,
+                             const dls_secret *grantor, dls_keyring *kr)
+{
+    memset(t, 0, sizeof *t);
+    size_t n = cfg->n_tick_streams;
+    t->media = calloc(n, sizeof *t->media);
+    t->resolvers = calloc(n, sizeof *t->resolvers);
+    t->sources = calloc(n, sizeof *t->sources);
+    if (!t->media || !t->resolvers || !t->sources)
+        return DLS_ERR_NOMEM;
+    t->n = n;
+    int rc = 0;
+    for (size_t i = 0; i < n && !rc; i++)
+        rc = open_stream(t, sub, cfg, i, kr);
+    if (rc)
+        return rc;
+    dls_tick_settings ts;
+    dls_tick_settings_default(&ts);
+    ts.source = DLS_TICK_REALTIME;
+    ts.basis = cfg->ticks_basis;
+    ts.signer = grantor;
+    dls_where w = {0};
+    rc = dls_tick_new(&t->adapter, t->media[cfg->tick_own], &ts, &w);
+    if (rc) {
+        dls_cli_error(sub, "tick stream %s: %s", cfg->tick_streams[cfg->tick_own],
+                      w.reason ? w.reason : dls_strerror(rc));
+        return rc;
+    }
+    for (size_t i = 0; i < n; i++)
+        t->sources[i].basis = dls_tick_basis(t->adapter); /* one basis (judge.md, Assembly) */
+    return 0;
+}
+
+void dls_cli_tick_streams_del(dls_cli_tick_streams *t)
+{
+    dls_tick_del(t->adapter);
+    for (size_t i = 0; i < t->n; i++) {
+        if (t->resolvers)
+            dls_resolver_del(t->resolvers[i]);
+        if (t->media)
+            dls_medium_del(t->media[i]);
+    }
+    free(t->resolvers);
+    free(t->media);
+    free(t->sources);
+    memset(t, 0, sizeof *t);
+}
