@@ -59,9 +59,9 @@ int dls_cli_tick_streams_new(dls_cli_tick_streams *t, const char *sub, const dls
     t->media = calloc(n, sizeof *t->media);
     t->resolvers = calloc(n, sizeof *t->resolvers);
     t->sources = calloc(n, sizeof *t->sources);
+    t->n = n; /* dls_cli_tick_streams_del frees what was made */
     if (!t->media || !t->resolvers || !t->sources)
         return DLS_ERR_NOMEM;
-    t->n = n;
     int rc = 0;
     for (size_t i = 0; i < n && !rc; i++)
         rc = open_stream(t, sub, cfg, i, kr);
