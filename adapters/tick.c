@@ -240,6 +240,14 @@ int dls_tick_clock_step(dls_tick *t, uint64_t ns, uint64_t *reading_ns)
     return rc;
 }
 
+void dls_tick_resume(dls_tick *t, uint64_t reading_ns)
+{
+    if (!t || (t->have_last && reading_ns <= t->last))
+        return;
+    t->have_last = true;
+    t->last = reading_ns;
+}
+
 int dls_tick_now(dls_tick *t, uint64_t *reading_ns)
 {
     if (!t)

@@ -17,4 +17,10 @@
  * DLS_ERR_STATE for a manual adapter. */
 int dls_tick_clock_step(dls_tick *t, uint64_t clock_ns, uint64_t *reading_ns);
 
+/* Declares `reading_ns` the last reading on the adapter's medium (appended
+ * by an earlier process: a judge restarted on its own tick stream), so the
+ * adapter appends nothing older (vocabulary.md rule 7). A reading older
+ * than the adapter's own last one changes nothing. */
+void dls_tick_resume(dls_tick *t, uint64_t reading_ns);
+
 #endif

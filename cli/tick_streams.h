@@ -26,8 +26,9 @@ typedef struct dls_cli_tick_streams {
 
 /* Opens every stream of cfg (creating a missing one), makes the realtime
  * adapter on the own stream, sealed with `grantor` (party cfg->party), and
- * one tick source per stream, each starting at the stream's end (judge.h:
- * tick cursors start afresh; only the newest reading matters). On error
+ * one tick source per stream, each starting at the stream's last record
+ * (judge.h: tick cursors start afresh; only the newest reading matters).
+ * The adapter appends nothing older than the own stream's last tick. On error
  * prints one line naming the stream and returns the code. */
 int dls_cli_tick_streams_new(dls_cli_tick_streams *t, const char *sub, const dls_config *cfg,
                              const dls_secret *grantor, dls_keyring *kr);

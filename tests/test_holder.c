@@ -899,6 +899,13 @@ static void test_tick_realtime(void **state)
     uint64_t rd[8];
     assert_int_equal(tick_readings(m, 0, rd, 8), 4);
     assert_true(rd[0] == r1 && rd[1] == r2 && rd[2] == before && rd[3] == before + 7);
+    /* a restarted process resumes after the stream's last reading: nothing
+     * older is appended; an older resume changes nothing */
+    dls_tick_resume(t, before + 100);
+    dls_tick_resume(t, 5);
+    assert_true(dls_tick_last(t, &got) && got == before + 100);
+    assert_int_equal(dls_tick_clock_step(t, before + 50, &got), DLS_ERR_RULE7);
+    assert_int_equal(tick_readings(m, 0, rd, 8), 4);
     dls_tick_del(t);
     /* the host source keeps its monotonic behaviour: an older value appends
      * the last reading again */
