@@ -1,5 +1,5 @@
 /* The tick adapter: the one place in the library that reads the host's
- * monotonic clock (include/daolease/tick.h). It lives outside the core
+ * monotonic clock and its wall clock (include/daolease/tick.h). It lives outside the core
  * folders on purpose: the judge and the holder learn time only from the
  * tick facts it appends. */
 #include <errno.h>
@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "adapters/tick_clock.h"
 #include "daolease/tick.h"
 #include "vocab/where.h"
 
@@ -113,6 +114,18 @@ int dls_tick_host_basis(char *buf, size_t cap, dls_where *w)
     return rc;
 }
 
+/* "realtime/<name>" (include/daolease/tick.h, Basis). */
+static int realtime_basis(char *buf, const char *name, dls_where *w)
+{
+    size_t n = strlen(name);
+    if (n + sizeof "realtime/" > DLS_TICK_BASIS_MAX)
+        return dls_where_fill(w, DLS_ERR_INVAL,
+                              (dls_where){.reason = "a realtime basis name is 1-118 bytes"});
+    memcpy(buf, "realtime/", 9);
+    memcpy(buf + 9, name, n + 1);
+    return 0;
+}
+
 int dls_tick_new(dls_tick **out, dls_medium *m, const dls_tick_settings *s,
                  dls_where *w)
 {
@@ -124,11 +137,17 @@ int dls_tick_new(dls_tick **out, dls_medium *m, const dls_tick_settings *s,
         dls_tick_settings_default(&def);
         s = &def;
     }
-    if (!m || (s->source != DLS_TICK_HOST && s->source != DLS_TICK_MANUAL) ||
+    if (!m || (s->source != DLS_TICK_HOST && s->source != DLS_TICK_MANUAL &&
+               s->source != DLS_TICK_REALTIME) ||
         dls_unit_ns(s->unit) == 0)
         return dls_where_fill(
             w, DLS_ERR_INVAL,
             (dls_where){.reason = "a medium, a known source and a v1 unit are required"});
+    if (s->source == DLS_TICK_REALTIME && (!s->basis || !s->basis[0]))
+        return dls_where_fill(
+            w, DLS_ERR_INVAL,
+            (dls_where){.reason = "a realtime tick source needs a basis name (e.g. the "
+                                  "cluster's name): its basis is \"realtime/<name>\""});
     dls_tick *t = calloc(1, sizeof *t);
     if (!t)
         return DLS_ERR_NOMEM;
@@ -138,7 +157,9 @@ int dls_tick_new(dls_tick **out, dls_medium *m, const dls_tick_settings *s,
     t->unit_ns = dls_unit_ns(s->unit);
     t->signer = s->signer;
     int rc = 0;
-    if (s->basis) {
+    if (s->source == DLS_TICK_REALTIME) {
+        rc = realtime_basis(t->basis, s->basis, w);
+    } else if (s->basis) {
         size_t n = strlen(s->basis);
         if (n == 0 || n >= DLS_TICK_BASIS_MAX) {
             rc = dls_where_fill(w, DLS_ERR_INVAL,
@@ -194,24 +215,51 @@ static int tick_put(dls_tick *t, uint64_t reading_ns)
     return 0;
 }
 
+int dls_tick_clock_step(dls_tick *t, uint64_t ns, uint64_t *reading_ns)
+{
+    if (!t || ns > DLS_NS_MAX)
+        return DLS_ERR_INVAL;
+    if (t->source == DLS_TICK_MANUAL)
+        return DLS_ERR_STATE;
+    uint64_t floored = ns - ns % t->unit_ns;
+    int rc = 0;
+    if (t->have_last && floored < t->last && t->source == DLS_TICK_REALTIME) {
+        /* a wall clock stepped back: wait until it passes the last reading
+         * (vocabulary.md rule 7); nothing is appended meanwhile */
+        rc = DLS_ERR_RULE7;
+    } else {
+        /* CLOCK_MONOTONIC never goes back; a floor to a coarse unit may
+         * equal the last reading, which is valid (rule 7 allows equal
+         * readings) */
+        if (t->have_last && floored < t->last)
+            floored = t->last;
+        rc = tick_put(t, floored);
+    }
+    if ((rc == 0 || rc == DLS_ERR_RULE7) && reading_ns)
+        *reading_ns = t->last;
+    return rc;
+}
+
+void dls_tick_resume(dls_tick *t, uint64_t reading_ns)
+{
+    if (!t || (t->have_last && reading_ns <= t->last))
+        return;
+    t->have_last = true;
+    t->last = reading_ns;
+}
+
 int dls_tick_now(dls_tick *t, uint64_t *reading_ns)
 {
     if (!t)
         return DLS_ERR_INVAL;
-    if (t->source != DLS_TICK_HOST)
+    if (t->source == DLS_TICK_MANUAL)
         return DLS_ERR_STATE;
     struct timespec ts;
-    if (clock_gettime(CLOCK_MONOTONIC, &ts) != 0)
+    clockid_t id = t->source == DLS_TICK_REALTIME ? CLOCK_REALTIME : CLOCK_MONOTONIC;
+    if (clock_gettime(id, &ts) != 0 || ts.tv_sec < 0)
         return DLS_ERR_IO;
     uint64_t ns = (uint64_t)ts.tv_sec * DLS_NS_PER_S + (uint64_t)ts.tv_nsec;
-    /* CLOCK_MONOTONIC never goes back; a floor to a coarse unit may equal
-     * the last reading, which is valid (rule 7 allows equal readings). */
-    if (t->have_last && ns < t->last)
-        ns = t->last;
-    int rc = tick_put(t, ns);
-    if (rc == 0 && reading_ns)
-        *reading_ns = t->last;
-    return rc;
+    return dls_tick_clock_step(t, ns, reading_ns);
 }
 
 int dls_tick_append(dls_tick *t, uint64_t reading_ns)

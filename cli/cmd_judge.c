@@ -23,6 +23,7 @@
 #include "cli/observe/live.h"
 #include "cli/proc.h"
 #include "cli/service.h"
+#include "cli/tick_streams.h"
 #include "daolease/checkpoint.h"
 #include "daolease/jetstream.h"
 #include "daolease/judge.h"
@@ -52,7 +53,8 @@ static const char usage_text[] =
     "                  judge); take over when that judge's process ends (a file\n"
     "                  journal) or its redis:// or nats:// journal has had no\n"
     "                  mark for takeover_after (needs heartbeat), then go on as\n"
-    "                  `judge`; a lost takeover race: following again\n"
+    "                  `judge`; a lost takeover race: following again; on\n"
+    "                  another machine with \"ticks\": {\"realtime\": ...}\n"
     "                  (docs/standby.md)\n"
 
     "  --http ADDR:PORT  serve the live page, /status.json and /metrics, read-only\n"
@@ -78,7 +80,10 @@ struct judge_proc {
     dls_medium **media;
     dls_resolver **resolvers;
     dls_judge_medium *jm;
-    dls_cli_ticks ticks;
+    dls_cli_ticks ticks;         /* "ticks": "monotonic": this host's clock, in memory */
+    dls_cli_tick_streams rt;     /* "ticks": {"realtime": ...} (docs/standby.md, Across machines) */
+    dls_tick *tick;              /* the adapter this process appends with */
+    int tick_rc;                 /* the last realtime tick's answer (tick_trouble) */
     dls_judge *judge;
     bool tty;
     const struct judge_opts *o;
@@ -553,17 +558,33 @@ static void say_took_over(struct judge_proc *p)
     p->took_over_pass = 0;
 }
 
+/* The judge's ticks (docs/config.md, ticks): this host's monotonic clock
+ * through an in-memory stream, or realtime ticks appended to this
+ * machine's stream and read from every machine's. */
+static int open_ticks(struct judge_proc *p)
+{
+    int rc = p->cfg.n_tick_streams
+                 ? dls_cli_tick_streams_new(&p->rt, "judge", &p->cfg, p->secret, p->keyring)
+                 : dls_cli_ticks_new(&p->ticks, "judge", false);
+    p->tick = p->cfg.n_tick_streams ? p->rt.adapter : p->ticks.adapter;
+    return rc;
+}
+
 /* The journal, the media, the ticks and the judge on them: what a standby
  * that lost the takeover race assembles again (rejoin). */
 static int assemble_judge(struct judge_proc *p)
 {
     int rc;
     if ((rc = open_journal(p)) || (rc = open_media(p)) ||
-        (rc = dls_cli_ticks_new(&p->ticks, "judge", false)))
+        (rc = open_ticks(p)))
         return rc;
     dls_judge_tick_source ts;
     dls_judge_settings s;
     dls_cli_judge_settings(&s, &ts, &p->ticks, p->secret, p->journal, p->jm, p->cfg.n_media);
+    if (p->rt.n) { /* every machine's stream is a tick cursor: now is the largest reading */
+        s.ticks = p->rt.sources;
+        s.nticks = p->rt.n;
+    }
     s.tolerance_ns = p->cfg.tolerance.ns;
     s.cadence_ns = p->cfg.cadence.ns;
     s.default_duration = p->cfg.duration;
@@ -617,6 +638,7 @@ static void disassemble_judge(struct judge_proc *p)
     dls_judge_del(p->judge);
     p->judge = NULL;
     dls_cli_ticks_del(&p->ticks);
+    dls_cli_tick_streams_del(&p->rt);
     for (size_t i = 0; i < p->cfg.n_media; i++) {
         if (p->resolvers)
             dls_resolver_del(p->resolvers[i]);
@@ -735,6 +757,26 @@ static void report_journal_failure(struct judge_proc *p)
                                              : ", a restart replays what landed");
 }
 
+/* A realtime tick not appended (docs/standby.md, Across machines): a wall
+ * clock stepped back (the adapter waits until it passes its last reading)
+ * or the own stream refused the append. The judge goes on with the other
+ * streams' readings; each change of trouble is said once. */
+static void tick_trouble(struct judge_proc *p, int rc)
+{
+    if (rc == p->tick_rc)
+        return;
+    const char *own = p->rt.n ? p->cfg.tick_streams[p->cfg.tick_own] : "?";
+    if (rc == DLS_ERR_RULE7)
+        dls_cli_error("judge", "tick stream %s: the wall clock is behind the last reading "
+                               "appended (stepped back?): no tick until it passes it", own);
+    else if (rc)
+        dls_cli_error("judge", "tick stream %s: append: %s; going on with the other streams",
+                      own, dls_strerror(rc));
+    else
+        dls_cli_error("judge", "tick stream %s: ticks appended again", own);
+    p->tick_rc = rc;
+}
+
 static int loop(struct judge_proc *p, uint64_t max_passes)
 {
     struct totals t = {0};
@@ -743,9 +785,13 @@ static int loop(struct judge_proc *p, uint64_t max_passes)
     dls_cli_notify sn;
     dls_cli_notify_init(&sn);
     while (!dls_cli_stop_requested()) {
-        uint64_t now;
-        if (dls_tick_now(p->ticks.adapter, &now))
+        uint64_t now = 0;
+        int trc = dls_tick_now(p->tick, &now);
+        if (trc && !p->rt.n) {
+            dls_cli_error("judge", "tick adapter: %s", dls_strerror(trc));
             return DLS_EXIT_FAIL;
+        }
+        tick_trouble(p, trc);
         dls_judge_pass_result r;
         double t0 = obs_live_clock();
         int rc = dls_judge_pass(p->judge, &r);

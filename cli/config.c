@@ -213,6 +213,92 @@ static int get_http(dls_config *c, const char *k, json_t *v)
     return c->http ? 0 : DLS_ERR_NOMEM;
 }
 
+/* A realtime basis name (docs/config.md, ticks): 1-118 bytes of letters,
+ * digits, '.', '_' and '-' ("realtime/NAME" fits a tick basis). */
+static bool basis_name_ok(const char *n)
+{
+    size_t len = strlen(n);
+    return len >= 1 && len <= 118 && strspn(n, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                               "0123456789._-") == len;
+}
+
+/* "streams": one or more distinct paths or URLs, resolved like media. */
+static int get_tick_streams(dls_config *c, json_t *a)
+{
+    size_t n = json_is_array(a) ? json_array_size(a) : 0;
+    if (n == 0 || n > DLS_CONFIG_TICK_STREAMS_MAX) {
+        err(c->file, "ticks", "\"streams\" must be an array of 1 to 64 paths or URLs");
+        return DLS_ERR_CONFIG;
+    }
+    c->tick_streams = calloc(n, sizeof *c->tick_streams);
+    if (!c->tick_streams)
+        return DLS_ERR_NOMEM;
+    for (size_t i = 0; i < n; i++) {
+        json_t *e = json_array_get(a, i);
+        if (!json_is_string(e) || json_string_length(e) == 0) {
+            err(c->file, "ticks", "each of \"streams\" must be a non-empty path or URL");
+            return DLS_ERR_CONFIG;
+        }
+        char *w = resolve(c->file, json_string_value(e));
+        if (!w)
+            return DLS_ERR_NOMEM;
+        c->tick_streams[c->n_tick_streams++] = w;
+        for (size_t k = 0; k < i; k++)
+            if (!strcmp(c->tick_streams[k], w)) {
+                fprintf(stderr, "daolease: %s: key \"ticks\": %s is listed twice in "
+                                "\"streams\"\n", c->file, w);
+                return DLS_ERR_CONFIG;
+            }
+    }
+    return 0;
+}
+
+/* "own": the stream this process appends to, one of "streams". */
+static int get_tick_own(dls_config *c, json_t *v)
+{
+    char *own = json_is_string(v) && json_string_length(v) ? resolve(c->file, json_string_value(v))
+                                                            : NULL;
+    if (!own && json_is_string(v) && json_string_length(v))
+        return DLS_ERR_NOMEM;
+    for (size_t i = 0; own && i < c->n_tick_streams; i++)
+        if (!strcmp(c->tick_streams[i], own)) {
+            c->tick_own = i;
+            free(own);
+            return 0;
+        }
+    free(own);
+    err(c->file, "ticks", "\"own\" must name one of \"streams\" (this machine's tick stream)");
+    return DLS_ERR_CONFIG;
+}
+
+/* "ticks": "monotonic" (the default: this host's CLOCK_MONOTONIC through an
+ * in-memory stream), or {"realtime": NAME, "streams": [...], "own": ONE}
+ * (docs/config.md; docs/standby.md, Across machines). */
+static int get_ticks(dls_config *c, json_t *v)
+{
+    if (json_is_string(v) && !strcmp(json_string_value(v), "monotonic"))
+        return (c->ticks = strdup("monotonic")) ? 0 : DLS_ERR_NOMEM;
+    json_t *name = json_object_get(v, "realtime"), *streams = json_object_get(v, "streams"),
+           *own = json_object_get(v, "own");
+    if (!json_is_object(v) || json_object_size(v) != 3 || !name || !streams || !own) {
+        err(c->file, "ticks", "must be \"monotonic\" or {\"realtime\": NAME, \"streams\": "
+                              "[PATH or URL, ...], \"own\": one of the streams}");
+        return DLS_ERR_CONFIG;
+    }
+    if (!json_is_string(name) || !basis_name_ok(json_string_value(name))) {
+        err(c->file, "ticks", "\"realtime\" must be a basis name of 1 to 118 letters, digits, "
+                              "'.', '_' or '-' (e.g. the cluster's name)");
+        return DLS_ERR_CONFIG;
+    }
+    free(c->ticks);
+    c->ticks = strdup("realtime");
+    c->ticks_basis = strdup(json_string_value(name));
+    if (!c->ticks || !c->ticks_basis)
+        return DLS_ERR_NOMEM;
+    int rc = get_tick_streams(c, streams);
+    return rc ? rc : get_tick_own(c, own);
+}
+
 static int one_key(dls_config *c, const char *k, json_t *v)
 {
     const char *f = c->file;
@@ -264,20 +350,14 @@ static int one_key(dls_config *c, const char *k, json_t *v)
         *(!strcmp(k, "create_medium") ? &c->create_medium : &c->create_journal) = json_is_true(v);
         return 0;
     }
-    if (!strcmp(k, "ticks") || !strcmp(k, "sync")) {
-        const char *ok = !strcmp(k, "ticks") ? " monotonic " : " none data group ";
-        char probe[32];
-        if (!json_is_string(v) || json_string_length(v) > 16)
-            goto bad;
-        snprintf(probe, sizeof probe, " %s ", json_string_value(v));
-        if (!strstr(ok, probe))
-            goto bad;
-        char **dst = !strcmp(k, "ticks") ? &c->ticks : &c->sync;
-        *dst = strdup(json_string_value(v));
-        return *dst ? 0 : DLS_ERR_NOMEM;
-    bad:
-        err(f, k, !strcmp(k, "ticks") ? "must be \"monotonic\""
-                                       : "must be \"none\", \"data\" or \"group\"");
+    if (!strcmp(k, "ticks"))
+        return get_ticks(c, v);
+    if (!strcmp(k, "sync")) {
+        static const char *const ok[] = {"none", "data", "group"};
+        for (size_t i = 0; json_is_string(v) && i < 3; i++)
+            if (!strcmp(json_string_value(v), ok[i]))
+                return (c->sync = strdup(ok[i])) ? 0 : DLS_ERR_NOMEM;
+        err(f, k, "must be \"none\", \"data\" or \"group\"");
         return DLS_ERR_CONFIG;
     }
     err(f, k, "unknown key");
@@ -354,8 +434,13 @@ void dls_config_free(dls_config *c)
         free(c->media[i].party);
     }
     free(c->media);
+    for (size_t i = 0; i < c->n_tick_streams; i++)
+        free(c->tick_streams[i]);
+    free(c->tick_streams);
+    c->tick_streams = NULL;
+    c->n_tick_streams = 0;
     char **s[] = {&c->file, &c->party, &c->key, &c->keyring, &c->grantor,
-                  &c->journal, &c->medium, &c->ticks, &c->sync, &c->checkpoints, &c->http};
+                  &c->journal, &c->medium, &c->ticks, &c->ticks_basis, &c->sync, &c->checkpoints, &c->http};
     for (size_t i = 0; i < sizeof s / sizeof s[0]; i++) {
         free(*s[i]);
         *s[i] = NULL;

@@ -14,6 +14,7 @@
 #include "daolease/fact.h"
 
 #define DLS_CONFIG_MEDIA_MAX 1024
+#define DLS_CONFIG_TICK_STREAMS_MAX 64
 
 typedef struct dls_config_medium {
     char *where;   /* a path or a redis:// URL */
@@ -30,7 +31,13 @@ typedef struct dls_config {
     char *medium;        /* run: this holder's own medium */
     dls_config_medium *media; /* judge: the lease-fact media, assembly order */
     size_t n_media;
-    char *ticks;         /* "monotonic" (the default) */
+    char *ticks;         /* "monotonic" (the default) or "realtime" */
+    /* "ticks": {"realtime": NAME, "streams": [...], "own": ONE} (judge;
+     * docs/config.md, docs/standby.md Across machines) */
+    char *ticks_basis;   /* NAME: the basis is "realtime/NAME" */
+    char **tick_streams; /* every machine's tick stream (paths or URLs), read by the judge */
+    size_t n_tick_streams;
+    size_t tick_own;     /* the index in tick_streams of the one this process appends to */
     char *sync;          /* "none" | "data" | "group" (default "data") */
     dls_duration tolerance;    /* default 250 ms */
     dls_duration cadence;      /* default 100 ms */

@@ -1225,6 +1225,23 @@ static void config_errors_name_file_and_key(void **state)
          "\"journal\": \"j.dls\"}",
          "key \"media\": is required"},
         {"{\"party\": \"arbiter\", \"party\": \"x\"}", "duplicate"},
+        /* docs/config.md, ticks: realtime tick streams need a basis name,
+         * distinct streams and an own stream among them */
+        {"{\"party\": \"arbiter\", \"key\": \"arbiter.secret\", \"keyring\": \"keyring\", "
+         "\"journal\": \"j.dls\", \"media\": [\"a1.dls\"], \"ticks\": \"realtime\"}",
+         "key \"ticks\": must be \"monotonic\" or"},
+        {"{\"party\": \"arbiter\", \"key\": \"arbiter.secret\", \"keyring\": \"keyring\", "
+         "\"journal\": \"j.dls\", \"media\": [\"a1.dls\"], \"ticks\": {\"realtime\": \"a b\", "
+         "\"streams\": [\"t1\"], \"own\": \"t1\"}}",
+         "\"realtime\" must be a basis name"},
+        {"{\"party\": \"arbiter\", \"key\": \"arbiter.secret\", \"keyring\": \"keyring\", "
+         "\"journal\": \"j.dls\", \"media\": [\"a1.dls\"], \"ticks\": {\"realtime\": \"c1\", "
+         "\"streams\": [\"t1\", \"t2\"], \"own\": \"t3\"}}",
+         "\"own\" must name one of \"streams\""},
+        {"{\"party\": \"arbiter\", \"key\": \"arbiter.secret\", \"keyring\": \"keyring\", "
+         "\"journal\": \"j.dls\", \"media\": [\"a1.dls\"], \"ticks\": {\"realtime\": \"c1\", "
+         "\"streams\": [\"t1\", \"t1\"], \"own\": \"t1\"}}",
+         "is listed twice"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         write_file(tmp(f, "judge.json"), cases[i].json, strlen(cases[i].json), 0644);
@@ -1255,6 +1272,66 @@ static void config_media_forms_accepted(void **state)
     if (r.status != 0)
         fail_msg("exit %d: %s", r.status, r.err);
     assert_contains(r.out, "\"status\": true");
+    result_free(&r);
+}
+
+/* docs/config.md, ticks; judge.md, Assembly: a judge on realtime tick
+ * streams appends its ticks to its own stream only, creates a missing one,
+ * and writes its marks on the basis "realtime/<name>". */
+static void config_realtime_ticks(void **state)
+{
+    fixture *f = *state;
+    make_key(f, "arbiter");
+    create_medium(f, "a1.dls");
+    const char *json = "{\"party\": \"arbiter\", \"key\": \"arbiter.secret\", "
+                       "\"keyring\": \"keyring\", \"journal\": \"j.dls\", \"media\": "
+                       "[\"a1.dls\"], \"cadence\": {\"ms\": 10}, \"ticks\": {\"realtime\": "
+                       "\"cluster-7\", \"streams\": [\"m1.ticks\", \"m2.ticks\"], "
+                       "\"own\": \"m2.ticks\"}}";
+    write_file(tmp(f, "judge.json"), json, strlen(json), 0644);
+    result r;
+    RUN(f, &r, f->dir, NULL, "judge", "--config", "judge.json", "--passes", "3", "--create");
+    if (r.status != 0)
+        fail_msg("exit %d: %s", r.status, r.err);
+    result_free(&r);
+    RUN(f, &r, f->dir, NULL, "dump", "m2.ticks", "--keyring", "keyring", "--json");
+    assert_int_equal(r.status, 0);
+    assert_true(count_lines(r.out) >= 3);
+    assert_contains(r.out, "\"author\":\"arbiter\",\"verified\":true");
+    assert_contains(r.out, "\"dao.lease/event\":\"tick\"");
+    result_free(&r);
+    RUN(f, &r, f->dir, NULL, "dump", "m1.ticks", "--json");
+    assert_int_equal(r.status, 0);
+    assert_int_equal(count_lines(r.out), 0); /* created, never written by this machine */
+    result_free(&r);
+    RUN(f, &r, f->dir, NULL, "dump", "j.dls", "--json");
+    assert_contains(r.out, "\"dao.judge/basis\":\"realtime/cluster-7\"");
+    result_free(&r);
+    /* vocabulary.md rule 7 across runs: the own stream's last tick is ahead
+     * of the wall clock (a clock stepped back between two runs). The judge
+     * starts at each stream's last record, so that reading is its now at
+     * once, and its adapter appends nothing older: it says so once and
+     * runs its passes on that now. */
+    const char *future = "{\"dao.lease/event\": \"tick\", \"dao.lease/reading\": "
+                         "{\"ns\": 4000000000000000000}}\n";
+    RUN(f, &r, f->dir, future, "append", "m2.ticks", "--as", "arbiter", "--key",
+        "arbiter.secret");
+    assert_int_equal(r.status, 0);
+    result_free(&r);
+    RUN(f, &r, f->dir, NULL, "judge", "--config", "judge.json", "--passes", "3");
+    if (r.status != 0)
+        fail_msg("exit %d: %s", r.status, r.err);
+    assert_contains(r.err, "the wall clock is behind the last reading appended");
+    result_free(&r);
+    RUN(f, &r, f->dir, NULL, "dump", "m2.ticks", "--json");
+    const char *lastline = strrchr(r.out, '{');
+    assert_non_null(strstr(r.out, "4000000000000000000"));
+    while (lastline > r.out && lastline[-1] != '\n')
+        lastline--;
+    assert_non_null(strstr(lastline, "4000000000000000000")); /* nothing older after it */
+    result_free(&r);
+    RUN(f, &r, f->dir, NULL, "dump", "j.dls", "--json");
+    assert_contains(r.out, "\"dao.judge/now\":{\"s\":4000000000}"); /* 4e18 ns */
     result_free(&r);
 }
 
@@ -1459,6 +1536,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(audit_vector_run_exits_0, setup, teardown),
         cmocka_unit_test_setup_teardown(config_errors_name_file_and_key, setup, teardown),
         cmocka_unit_test_setup_teardown(config_media_forms_accepted, setup, teardown),
+        cmocka_unit_test_setup_teardown(config_realtime_ticks, setup, teardown),
         cmocka_unit_test_setup_teardown(dump_batch_golden, setup, teardown),
         cmocka_unit_test_setup_teardown(dump_batch_without_keyring_and_from, setup, teardown),
         cmocka_unit_test_setup_teardown(dump_batch_human, setup, teardown),

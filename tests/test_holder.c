@@ -41,6 +41,7 @@
 #include "daolease/attrib.h"
 #include "daolease/fact.h"
 #include "daolease/holder.h"
+#include "adapters/tick_clock.h"
 #include "daolease/host.h"
 
 #include "vocab/vec.h"
@@ -823,6 +824,101 @@ static void test_tick_basis(void **state)
         assert_non_null(strstr(b, "/CLOCK_MONOTONIC"));
         assert_int_equal(strlen(b), 5 + 36 + 16);
     }
+}
+
+/* Reads the readings on m from position `from` into out[], at most cap;
+ * answers how many (every one a tick that keeps rule 7, vocabulary.md). */
+static size_t tick_readings(dls_medium *m, uint64_t from, uint64_t *out, size_t cap)
+{
+    dls_cursor *c;
+    assert_int_equal(dls_cursor_new(&c, m, from), 0);
+    dls_record rec;
+    dls_rule7 r7 = {0};
+    size_t n = 0;
+    while (n < cap && dls_cursor_next(c, &rec, NULL) == DLS_NEXT_OK) {
+        dls_fact f;
+        assert_int_equal(dls_fact_decode(rec.p, rec.n, &f, NULL), 0);
+        assert_int_equal(f.kind, DLS_FACT_TICK);
+        assert_int_equal(dls_rule7_observe(&r7, &f), 0);
+        out[n++] = f.reading.ns;
+    }
+    dls_cursor_del(c);
+    return n;
+}
+
+/* tick.h, Sources: the realtime source reads CLOCK_REALTIME on the basis
+ * "realtime/<name>" and refuses to start without a name (judge.md,
+ * Assembly: readings on different bases are never compared, so machines
+ * sharing tick streams must name one basis). vocabulary.md rule 7: after
+ * the wall clock steps back it appends nothing (DLS_ERR_RULE7) until the
+ * clock passes its last reading; the step back is simulated through
+ * dls_tick_clock_step, the adapter's step after its clock read. */
+static void test_tick_realtime(void **state)
+{
+    (void)state;
+    dls_medium_settings ms;
+    dls_medium_settings_default(&ms);
+    dls_medium *m;
+    assert_int_equal(dls_ring_new(&m, &ms), 0);
+    dls_tick *t = NULL;
+    dls_tick_settings ts;
+    dls_tick_settings_default(&ts);
+    ts.source = DLS_TICK_REALTIME;
+    dls_where w = {0};
+    assert_int_equal(dls_tick_new(&t, m, &ts, &w), DLS_ERR_INVAL); /* no name */
+    assert_non_null(strstr(w.reason, "basis name"));
+    assert_null(t);
+    ts.basis = "";
+    assert_int_equal(dls_tick_new(&t, m, &ts, NULL), DLS_ERR_INVAL);
+    char longname[DLS_TICK_BASIS_MAX];
+    memset(longname, 'x', sizeof longname - 9);
+    longname[sizeof longname - 9] = 0; /* 119 bytes: "realtime/" + it does not fit */
+    ts.basis = longname;
+    assert_int_equal(dls_tick_new(&t, m, &ts, NULL), DLS_ERR_INVAL);
+    longname[sizeof longname - 10] = 0; /* 118 bytes: fits */
+    assert_int_equal(dls_tick_new(&t, m, &ts, NULL), 0);
+    assert_int_equal(strlen(dls_tick_basis(t)), DLS_TICK_BASIS_MAX - 1);
+    dls_tick_del(t);
+    ts.basis = "cluster-1";
+    assert_int_equal(dls_tick_new(&t, m, &ts, NULL), 0);
+    assert_string_equal(dls_tick_basis(t), "realtime/cluster-1");
+    assert_int_equal(dls_tick_append(t, 5), DLS_ERR_STATE);
+    uint64_t r1 = 0, r2 = 0;
+    assert_int_equal(dls_tick_now(t, &r1), 0);
+    assert_int_equal(dls_tick_now(t, &r2), 0);
+    assert_true(r1 > 0 && r2 >= r1);
+    /* the clock steps back 5 s: nothing is appended, the last reading stays */
+    uint64_t got = 0, before = r2;
+    assert_int_equal(dls_tick_clock_step(t, before - 5 * DLS_NS_PER_S, &got), DLS_ERR_RULE7);
+    assert_true(got == before);
+    assert_int_equal(dls_tick_clock_step(t, before - 1, &got), DLS_ERR_RULE7);
+    /* equal to the last reading, then past it: appended again */
+    assert_int_equal(dls_tick_clock_step(t, before, &got), 0);
+    assert_int_equal(dls_tick_clock_step(t, before + 7, &got), 0);
+    assert_true(got == before + 7);
+    uint64_t rd[8];
+    assert_int_equal(tick_readings(m, 0, rd, 8), 4);
+    assert_true(rd[0] == r1 && rd[1] == r2 && rd[2] == before && rd[3] == before + 7);
+    /* a restarted process resumes after the stream's last reading: nothing
+     * older is appended; an older resume changes nothing */
+    dls_tick_resume(t, before + 100);
+    dls_tick_resume(t, 5);
+    assert_true(dls_tick_last(t, &got) && got == before + 100);
+    assert_int_equal(dls_tick_clock_step(t, before + 50, &got), DLS_ERR_RULE7);
+    assert_int_equal(tick_readings(m, 0, rd, 8), 4);
+    dls_tick_del(t);
+    /* the host source keeps its monotonic behaviour: an older value appends
+     * the last reading again */
+    dls_tick_settings_default(&ts);
+    ts.basis = "boot-test/CLOCK_MONOTONIC";
+    assert_int_equal(dls_tick_new(&t, m, &ts, NULL), 0);
+    assert_int_equal(dls_tick_clock_step(t, 100, &got), 0);
+    assert_int_equal(dls_tick_clock_step(t, 50, &got), 0);
+    assert_true(got == 100);
+    assert_int_equal(tick_readings(m, 4, rd, 8), 2);
+    assert_true(rd[0] == 100 && rd[1] == 100);
+    dls_tick_del(t);
+    dls_medium_del(m);
 }
 
 /* The host source appends non-decreasing readings (rule 7) on its basis; the
@@ -3522,6 +3618,7 @@ int main(void)
         cmocka_unit_test(test_tick_fact),
         cmocka_unit_test(test_tick_basis),
         cmocka_unit_test(test_tick_adapter),
+        cmocka_unit_test(test_tick_realtime),
         cmocka_unit_test(test_assembly_refusals),
         cmocka_unit_test(test_no_act_before_grant),
         cmocka_unit_test(test_accepts_only_own_proposals),

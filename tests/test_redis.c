@@ -2723,6 +2723,208 @@ static void test_dead_holder_same_reading_redis(void **state)
     }
 }
 
+/* Whether dir/name holds needle (quiet: for polling). */
+static bool holds(const char *dir, const char *name, const char *needle)
+{
+    char path[256];
+    size_t n;
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    char *s = slurp(path, &n);
+    bool yes = s && strstr(s, needle);
+    free(s);
+    return yes;
+}
+
+/* The records on the Redis medium at url (a tick stream: how far its
+ * writer got). */
+static uint64_t records_on(const char *url)
+{
+    dls_medium *m;
+    dls_where w = {0};
+    assert_int_equal(dls_redis_open(&m, url, DLS_OPEN_READ, NULL, &w), 0);
+    dls_cursor *c;
+    assert_int_equal(dls_cursor_new(&c, m, 0), 0);
+    dls_record r;
+    uint64_t n = 0;
+    while (next_of(c, &r) == DLS_NEXT_OK)
+        n++;
+    dls_cursor_del(c);
+    dls_medium_del(m);
+    return n;
+}
+
+/* Walks the journal's marks: every one on `basis`, their now never going
+ * back (vocabulary.md rule 7; judge.md, Assembly: now is the largest
+ * reading of all tick cursors). Answers the marks saying takeover. */
+static unsigned realtime_marks(const char *url, dls_keyring *kr, const char *basis,
+                               unsigned *marks)
+{
+    dls_medium *m;
+    dls_where w = {0};
+    assert_int_equal(dls_redis_open(&m, url, DLS_OPEN_READ, NULL, &w), 0);
+    dls_resolver *res;
+    assert_int_equal(dls_resolver_new_signed(&res, dls_medium_id(m), kr), 0);
+    dls_cursor *c;
+    assert_int_equal(dls_cursor_new(&c, m, 0), 0);
+    unsigned takeovers = 0;
+    uint64_t last = 0;
+    dls_record r;
+    *marks = 0;
+    while (next_of(c, &r) == DLS_NEXT_OK) {
+        dls_attribution a;
+        dls_resolver_attribute(res, r.p, r.n, &a);
+        assert_true(a.attributed);
+        dls_mark_view v;
+        if (dls_mark_classify(a.fact.p, a.fact.n) != DLS_MARK_REC_MARK ||
+            dls_mark_decode(a.fact.p, a.fact.n, &v, NULL) != 0 || v.continued)
+            continue;
+        assert_int_equal(v.basis.n, strlen(basis));
+        assert_memory_equal(v.basis.p, basis, v.basis.n);
+        assert_true(v.now.ns >= last);
+        last = v.now.ns;
+        takeovers += v.takeover;
+        (*marks)++;
+    }
+    dls_cursor_del(c);
+    dls_resolver_del(res);
+    dls_medium_del(m);
+    return takeovers;
+}
+
+/* Writes machine `dir`'s judge.json: the same for both machines but for
+ * ticks.own (docs/standby.md, Across machines). */
+static void realtime_config(const char *dir, const char *jurl, const char *murl,
+                            const char *ta, const char *tb, const char *own)
+{
+    char cfg[1200];
+    int n = snprintf(cfg, sizeof cfg,
+                     "{\"party\": \"arbiter\", \"key\": \"arbiter.secret\", \"keyring\": "
+                     "\"keyring\", \"journal\": \"%s?sync=data\", \"media\": [\"%s\"], "
+                     "\"tolerance\": {\"ms\": 250}, \"cadence\": {\"ms\": 100}, "
+                     "\"duration\": {\"s\": 2}, \"heartbeat\": {\"ms\": 300}, "
+                     "\"ticks\": {\"realtime\": \"test-cluster\", \"streams\": [\"%s\", \"%s\"], "
+                     "\"own\": \"%s\"}}\n", jurl, murl, ta, tb, own);
+    assert_true(n > 0 && (size_t)n < sizeof cfg);
+    put(dir, "judge.json", cfg, (size_t)n, 0600);
+}
+
+/* judge.md rev 5, Standby judges and takeover; judge.md, Assembly (one
+ * reading basis, several tick cursors, now the largest reading):
+ * `daolease judge --standby` on machine B stands by a judge on machine A —
+ * two processes in two folders sharing only Redis: the journal, the
+ * agent's medium and the two realtime tick streams. Their configurations
+ * differ only in ticks.own. The standby appends its own ticks while it
+ * follows; after kill -9 of A's judge it takes over (A's stream stops, B's
+ * carries now on), the agent's lease holds across the takeover, its
+ * release is judged by B; the marks are all on "realtime/test-cluster",
+ * their now never goes back, and the audit is clean with one takeover. */
+static void test_judge_cli_standby_across_machines(void **state)
+{
+    (void)state;
+    NEED_SERVER();
+    if (!getenv("DAOLEASE_BIN")) {
+        skip();
+        return;
+    }
+    char a[64] = "/tmp/dls-rt-machine-a-XXXXXX", b[64] = "/tmp/dls-rt-machine-b-XXXXXX";
+    assert_non_null(mkdtemp(a));
+    assert_non_null(mkdtemp(b));
+    const char *kg[] = {"keygen", "arbiter", NULL}, *kg2[] = {"keygen", "a1", NULL};
+    assert_int_equal(cli_wait(cli_start(a, "keygen", kg), 10000), 0);
+    assert_int_equal(cli_wait(cli_start(a, "keygen2", kg2), 10000), 0);
+    size_t n1, n2, ksn;
+    char path[256];
+    snprintf(path, sizeof path, "%s/keygen.out", a);
+    char *r1 = slurp(path, &n1);
+    snprintf(path, sizeof path, "%s/keygen2.out", a);
+    char *r2 = slurp(path, &n2);
+    snprintf(path, sizeof path, "%s/arbiter.secret", a);
+    char *secret = slurp(path, &ksn);
+    assert_non_null(r1);
+    assert_non_null(r2);
+    assert_non_null(secret);
+    char ring[2048];
+    assert_true(n1 + n2 < sizeof ring);
+    memcpy(ring, r1, n1);
+    memcpy(ring + n1, r2, n2);
+    put(a, "keyring", ring, n1 + n2, 0644);
+    put(b, "keyring", ring, n1 + n2, 0644);
+    put(b, "arbiter.secret", secret, ksn, 0600); /* the grantor's key on both machines */
+    dls_keyring *kr;
+    dls_where w = {0};
+    assert_int_equal(dls_keyring_parse(&kr, ring, n1 + n2, &w), 0);
+    free(secret);
+    free(r1);
+    free(r2);
+
+    unsigned no = ++g_keyno;
+    char jurl[160], murl[160], ta[160], tb[160], cfg[800];
+    snprintf(jurl, sizeof jurl, "redis://127.0.0.1:%d/t%u-rt-journal", g_aof.port, no);
+    snprintf(murl, sizeof murl, "redis://127.0.0.1:%d/t%u-rt-agent", g_aof.port, no);
+    snprintf(ta, sizeof ta, "redis://127.0.0.1:%d/t%u-ticks-a", g_aof.port, no);
+    snprintf(tb, sizeof tb, "redis://127.0.0.1:%d/t%u-ticks-b", g_aof.port, no);
+    dls_medium_del(create(jurl, 0));
+    dls_medium_del(create(murl, 0));
+    realtime_config(a, jurl, murl, ta, tb, ta);
+    realtime_config(b, jurl, murl, ta, tb, tb);
+    int cn = snprintf(cfg, sizeof cfg,
+                      "{\"party\": \"a1\", \"key\": \"a1.secret\", \"keyring\": \"keyring\", "
+                      "\"grantor\": \"arbiter\", \"journal\": \"%s\", \"medium\": \"%s\", "
+                      "\"duration\": {\"s\": 2}}\n", jurl, murl);
+    put(a, "run.json", cfg, (size_t)cn, 0600);
+
+    const char *run[] = {"judge", "--config", "judge.json", NULL};
+    const char *standby[] = {"judge", "--standby", "--config", "judge.json", NULL};
+    pid_t ja = cli_start(a, "judge", run);
+    for (int i = 0; i < 1000 && restarts(jurl, kr) < 1; i++)
+        sleep_ms(10);
+    assert_int_equal(restarts(jurl, kr), 1);
+    pid_t jb = cli_start(b, "standby", standby);
+    for (int i = 0; i < 1000 && records_on(tb) < 20; i++)
+        sleep_ms(10);
+    /* B follows, and appends its own ticks while it follows */
+    assert_true(file_has(b, "standby.out", "\"standby\": true"));
+    uint64_t b0 = records_on(tb);
+    assert_true(b0 >= 20);
+    const char *agent_args[] = {"run", "--config", "run.json", "--subject", "s1", "--",
+                                "sleep", "4", NULL};
+    pid_t agent = cli_start(a, "run", agent_args);
+    for (int i = 0; i < 1500 && !holds(a, "judge.out", "\"granted\": 1"); i++)
+        sleep_ms(10);
+    assert_true(file_has(a, "judge.out", "\"granted\": 1"));
+    assert_false(strstr_file(b, "standby.out", "took_over"));
+    assert_true(records_on(tb) > b0);
+
+    /* A's machine dies: its judge and its tick stream stop */
+    kill(ja, SIGKILL);
+    assert_int_equal(cli_wait(ja, 10000), 128 + SIGKILL);
+    uint64_t a_end = records_on(ta);
+    for (int i = 0; i < 1000 && !holds(b, "standby.out", "took_over"); i++)
+        sleep_ms(10);
+    assert_true(file_has(b, "standby.out", "\"took_over\": \"redis://"));
+    assert_int_equal(cli_wait(agent, 15000), 0); /* the lease held across the takeover */
+    for (int i = 0; i < 1500 && !holds(b, "standby.out", "\"reclaim\": 1, "); i++)
+        sleep_ms(10);
+    assert_true(file_has(b, "standby.out", "\"reclaim\": 1, \"subject\": \"s1\", \"cause\": "
+                                           "\"release\""));
+    assert_int_equal(records_on(ta), a_end); /* nobody writes A's stream any more */
+    kill(jb, SIGTERM);
+    assert_int_equal(cli_wait(jb, 10000), 0);
+    assert_false(strstr_file(b, "standby.err", "tick stream"));
+
+    unsigned marks = 0;
+    assert_int_equal(realtime_marks(jurl, kr, "realtime/test-cluster", &marks), 1);
+    assert_true(marks >= 3);
+    char cmd[1200];
+    snprintf(cmd, sizeof cmd, "cd %s && \"$DAOLEASE_BIN\" audit --journal '%s' --keyring keyring "
+                              "--grantor arbiter --media '%s' --json > audit.out 2>&1 && "
+                              "grep -q '\"takeovers\": \\[[0-9]*\\]' audit.out", b, jurl, murl);
+    assert_int_equal(system(cmd), 0);
+    dls_keyring_del(kr);
+    snprintf(cmd, sizeof cmd, "rm -rf %s %s", a, b);
+    assert_int_equal(system(cmd), 0);
+}
+
 /* Issue 12 item 9 through `daolease judge`: a bogus entry on an agent's
  * Redis medium does not stop the judge (it runs its passes and exits 0);
  * each pass mark lists the medium in `errors` at the entry's position; the
@@ -3047,6 +3249,7 @@ int main(void)
         cmocka_unit_test(test_takeover_fence),
         cmocka_unit_test(test_failover_loses_acked_append),
         cmocka_unit_test(test_judge_cli_two_machines),
+        cmocka_unit_test(test_judge_cli_standby_across_machines),
         cmocka_unit_test(test_run_stops_when_its_medium_breaks),
         cmocka_unit_test(test_dump_names_bogus_entry),
         cmocka_unit_test(test_judge_file_journal_holders_on_redis),

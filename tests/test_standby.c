@@ -51,6 +51,7 @@
 #include "daolease/judge_view.h"
 #include "daolease/mark.h"
 #include "daolease/stream.h"
+#include "daolease/tick.h"
 #include "judge/internal.h" /* a lease's evidence flag (snapshots) */
 #include "judge_harness.h"
 #include "support.h"
@@ -927,6 +928,63 @@ static void test_standby_alone_takes_over(void **state)
     h_fini(&w.h);
 }
 
+/* judge.md, Assembly (several tick cursors on one reading basis: now is
+ * the largest reading) and Standby judges and takeover (revision 5);
+ * docs/standby.md, Across machines: the active judge and its standby read
+ * two tick streams, one per machine, the active's machine's clock 300 ms
+ * ahead of the standby's. Its now is its machine's reading (the largest).
+ * When the active dies its stream stops; the standby takes over with now
+ * continuing from the dead stream's last reading — not its own, older one:
+ * now never goes back (vocabulary.md rule 7) — and follows its own stream
+ * once that passes it. The journal audits clean with one takeover. */
+static void test_takeover_now_from_other_stream(void **state)
+{
+    (void)state;
+    world w;
+    world_init(&w, false, 0);
+    dls_medium *tb;
+    assert_int_equal(dls_ring_new(&tb, NULL), 0);
+    dls_resolver *rb;
+    assert_int_equal(dls_resolver_new_medium(&rb, dls_medium_id(tb), "ticker", NULL), 0);
+    dls_tick_settings ts;
+    dls_tick_settings_default(&ts);
+    ts.source = DLS_TICK_MANUAL;
+    dls_tick *tick_b;
+    assert_int_equal(dls_tick_new(&tick_b, tb, &ts, NULL), 0);
+    dls_judge_tick_source src[2] = {w.h.tick, {tb, rb, "ticker", "test-basis", 0}};
+    w.h.s.ticks = src;
+    w.h.s.nticks = 2;
+    jctx ac = {.w = &w, .primary = true}, sc = {.w = &w};
+    dls_judge *active = open_judge(&w, &w.h.s, &ac);
+    dls_judge *sb = open_standby(&w, &sc);
+    const uint64_t skew = 300 * MS;
+    uint64_t a_last = 0;
+    dls_judge_pass_result r;
+    for (uint64_t k = 1; k <= 6; k++) {
+        a_last = k * 1000 * MS + skew;
+        h_tick(&w.h, a_last); /* machine A's stream, its clock ahead */
+        assert_int_equal(dls_tick_append(tick_b, k * 1000 * MS), 0);
+        pass_ok(active, &r);
+        assert_true(r.has_now && r.now == a_last);
+        pass_ok(sb, &r);
+        assert_true(r.standby);
+    }
+    dls_judge_del(active); /* A's machine dies: its judge and its stream stop */
+    assert_int_equal(dls_tick_append(tick_b, 6 * 1000 * MS + 100 * MS), 0);
+    pass_ok(sb, &r);
+    assert_true(r.took_over && r.mark);
+    assert_true(r.now == a_last); /* the dead stream's last reading, not B's older one */
+    assert_int_equal(dls_tick_append(tick_b, a_last + 400 * MS), 0);
+    pass_ok(sb, &r);
+    assert_true(!r.standby && r.now == a_last + 400 * MS);
+    dls_judge_del(sb);
+    audit_takeovers(&w.h, 1);
+    dls_tick_del(tick_b);
+    h_fini(&w.h);
+    dls_resolver_del(rb);
+    dls_medium_del(tb);
+}
+
 /* ---- heartbeat ---------------------------------------------------------------------------- */
 
 static void test_heartbeat_marks_quiet_passes(void **state)
@@ -1062,6 +1120,7 @@ int main(void)
         cmocka_unit_test(test_two_standbys_one_takes_over),
         cmocka_unit_test(test_standby_refusals),
         cmocka_unit_test(test_standby_alone_takes_over),
+        cmocka_unit_test(test_takeover_now_from_other_stream),
         cmocka_unit_test(test_trimmed_journal_needs_checkpoints),
         cmocka_unit_test(test_heartbeat_marks_quiet_passes),
         cmocka_unit_test(test_cli_standby_takes_over_after_sigkill),

@@ -26,6 +26,14 @@
  * Sources. DLS_TICK_HOST reads the clock (dls_tick_now). DLS_TICK_MANUAL
  * appends readings it is given (dls_tick_append) — for tests, simulations
  * and replays; its basis is the settings' `basis` ("manual" by default).
+ * DLS_TICK_REALTIME reads CLOCK_REALTIME, the host's synchronised wall clock
+ * (dls_tick_now), on the basis "realtime/<name>", <name> the settings'
+ * `basis` (required: e.g. the cluster's name). Its readings are comparable
+ * across machines whose clocks are kept synchronised (NTP, PTP): the
+ * judge's tolerance must cover the largest skew between them
+ * (docs/standby.md, Across machines). A wall clock may step back; the
+ * adapter then appends nothing (DLS_ERR_RULE7) until the clock passes its
+ * last reading, so its own stream never goes back (vocabulary.md rule 7).
  *
  * Attribution. With a signer the ticks are envelopes sealed for the medium
  * (a judge or holder reads them with a `signed` resolver); without one they
@@ -58,7 +66,8 @@ typedef struct dls_tick dls_tick;
 
 typedef enum dls_tick_source {
     DLS_TICK_HOST = 0,  /* the host's monotonic clock */
-    DLS_TICK_MANUAL     /* readings given by the caller */
+    DLS_TICK_MANUAL,    /* readings given by the caller */
+    DLS_TICK_REALTIME   /* the host's wall clock, CLOCK_REALTIME */
 } dls_tick_source;
 
 /* Settings. Defaults (dls_tick_settings_default):
@@ -69,7 +78,8 @@ typedef enum dls_tick_source {
  *   signer  NULL          bare facts; else envelopes sealed with this secret
  *   basis   NULL          host: "boot-<boot id>/CLOCK_MONOTONIC";
  *                         manual: "manual"; else this string (1–127 bytes),
- *                         copied
+ *                         copied. Realtime: required, the name N of the
+ *                         basis "realtime/N" (1–118 bytes)
  */
 typedef struct dls_tick_settings {
     dls_tick_source source;
@@ -83,7 +93,8 @@ DLS_EXPORT void dls_tick_settings_default(dls_tick_settings *s);
 
 /* Makes a tick adapter appending to m (borrowed). For the host source
  * without a `basis`, reads the boot id. Errors: DLS_ERR_INVAL (m NULL, an
- * unknown unit or source, a basis of the wrong length); DLS_ERR_IO (the boot
+ * unknown unit or source, a basis of the wrong length, a realtime source
+ * without a basis); DLS_ERR_IO (the boot
  * id cannot be read; w->sys_errno); DLS_ERR_NOMEM. */
 DLS_EXPORT int dls_tick_new(dls_tick **out, dls_medium *m,
                             const dls_tick_settings *s, dls_where *w);
@@ -91,8 +102,12 @@ DLS_EXPORT int dls_tick_new(dls_tick **out, dls_medium *m,
 /* Frees the adapter (not the medium). NULL-safe. */
 DLS_EXPORT void dls_tick_del(dls_tick *t);
 
-/* Host source: reads the monotonic clock once and appends a tick; on 0,
- * *reading_ns (may be NULL) is the reading appended (floored to the unit).
+/* Host and realtime sources: reads the clock once and appends a tick; on
+ * 0, *reading_ns (may be NULL) is the reading appended (floored to the
+ * unit). Realtime: when the clock reads older than the last reading
+ * appended (it was stepped back), appends nothing and answers
+ * DLS_ERR_RULE7 with *reading_ns the last reading; the next call that reads
+ * the clock at or past it appends again (vocabulary.md rule 7).
  * Errors: DLS_ERR_STATE for a manual adapter; DLS_ERR_IO when the clock
  * cannot be read; the medium's append errors (DLS_ERR_SEALED, ...). */
 DLS_EXPORT int dls_tick_now(dls_tick *t, uint64_t *reading_ns);

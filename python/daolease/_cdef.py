@@ -233,7 +233,7 @@ void dls_resolver_attribute(dls_resolver *r, const uint8_t *rec, size_t n,
 
 /* ---- tick.h ---- */
 typedef struct dls_tick dls_tick;
-typedef enum dls_tick_source { DLS_TICK_HOST = 0, DLS_TICK_MANUAL } dls_tick_source;
+typedef enum dls_tick_source { DLS_TICK_HOST = 0, DLS_TICK_MANUAL, DLS_TICK_REALTIME } dls_tick_source;
 typedef struct dls_tick_settings {
     dls_tick_source source;
     dls_unit unit;

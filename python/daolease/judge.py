@@ -166,6 +166,12 @@ class Judge:
         tolerance, cadence, duration, min_duration, max_duration, max,
         lock_delay; docs/config.md)."""
         c = _config.load(path, need=("media",))
+        if c.get("ticks", "monotonic") != "monotonic":
+            # realtime tick streams shared by machines are the command's
+            # (docs/config.md, ticks; docs/standby.md, Across machines)
+            raise DaoleaseError(lib.DLS_ERR_CONFIG, 'key "ticks": only "monotonic" is '
+                                'supported here; realtime tick streams need daolease judge',
+                                context=path)
         sync = c.get("sync", "data")
         # a standby follows an existing journal through a read handle (the
         # library opens it for append itself when it takes over); the judge

@@ -1,6 +1,7 @@
 """A Python judge (the owner's loop, a Python reclaim callback) with C
 `daolease run` holders, and a work queue that never grants a finished
 item again (issue 15 items 1 and 4; judge.md: reclaim, grant policy)."""
+import json
 import os
 import subprocess
 import threading
@@ -193,3 +194,18 @@ def test_standby_takes_over_when_its_judge_closes(site):
     r = standby.step()
     assert not r["standby"] and not r["took_over"]
     standby.close()
+
+
+def test_from_config_refuses_realtime_ticks(tmp_path):
+    """docs/config.md, ticks: realtime tick streams shared by machines are
+    built in daolease judge only; Judge.from_config refuses them, naming the
+    key, rather than judging on this host's monotonic clock unasked."""
+    cfg = tmp_path / "judge.json"
+    cfg.write_text(json.dumps({
+        "party": "arbiter", "key": "arbiter.secret", "keyring": "keyring",
+        "journal": "journal.dls", "media": ["a1.dls"],
+        "ticks": {"realtime": "c1", "streams": ["t1", "t2"], "own": "t1"}}))
+    with pytest.raises(daolease.DaoleaseError) as e:
+        Judge.from_config(str(cfg), reclaim=lambda *a: True)
+    assert e.value.name == "DLS_ERR_CONFIG"
+    assert 'key "ticks"' in str(e.value)
