@@ -450,15 +450,16 @@ void dls_judge_del(dls_judge *j)
                   &j->mk_drained, &j->mk_errors, &j->mk_due, &j->jbuf, &j->jlens, &j->told};
     for (size_t i = 0; i < sizeof vs / sizeof vs[0]; i++)
         jvec_free(vs[i]);
-    jj_unlock(j);
     free(j->scratch);
     free(j->from_marks);
     free(j->ck_basis);
     free(j->ck_runs);
     dls_cursor_del(j->ck_cursor);
     jr_drop(j);
-    jj_unlock(j); /* before its journal handle goes */
+    /* the journal's writer lock before the lifetime lock: a standby that
+     * obtains the lifetime lock finds the writer lock free too */
     dls_medium_del(j->own_journal);
+    jj_unlock(j);
     free(j->rp_starts);
     free(j->lock_path);
     free(j->grantor_name);

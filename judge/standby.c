@@ -138,7 +138,7 @@ int js_assemble(dls_judge *j, const dls_judge_settings *s, dls_where *w)
  * writer lock for the judge's lifetime), the settings' sync. */
 static int open_for_append(dls_judge *j)
 {
-    if (dls_medium_mode(j->journal) == DLS_OPEN_APPEND)
+    if (j->own_journal || dls_medium_mode(j->journal) == DLS_OPEN_APPEND)
         return 0;
     dls_medium_settings ms;
     dls_medium_settings_default(&ms);
@@ -242,7 +242,17 @@ int js_step(dls_judge *j)
         if (rc)
             return rc;
     }
-    return take_over(j);
+    /* The owner's lifetime lock and its journal's writer lock are two
+     * locks, let go one after the other when its process ends or its
+     * owner closes it (or the owner locks through journal_lock_path and
+     * this standby does not): while the writer lock is held the writer is
+     * not gone — keep following, the lifetime lock let go again. */
+    rc = open_for_append(j);
+    if (rc == DLS_ERR_LOCKED) {
+        jj_unlock(j);
+        return 0;
+    }
+    return rc ? rc : take_over(j);
 }
 
 int dls_judge_standby_status(dls_judge *j, dls_judge_standby_info *info)

@@ -928,6 +928,57 @@ static void test_standby_alone_takes_over(void **state)
     h_fini(&w.h);
 }
 
+/* judge.md rev 5, Standby judges ("takes over when the writer role is
+ * freed"): the judge's lifetime lock and its journal's writer lock are let
+ * go one after the other. A standby that obtains the lifetime lock while
+ * the writer lock is still held (the judge's handle not yet closed) keeps
+ * following, lets the lifetime lock go, and takes over once the writer
+ * lock is free too — it never stops for that. */
+static void test_standby_waits_for_the_writer_lock(void **state)
+{
+    (void)state;
+    rng_state = 13;
+    world w;
+    world_init(&w, false, 0);
+    jctx ac = {.w = &w, .primary = true}, sc = {.w = &w};
+    dls_judge *active = open_judge(&w, &w.h.s, &ac);
+    dls_medium *rd;
+    dls_where wh = {0};
+    assert_int_equal(dls_medium_open(&rd, w.h.journal_path, DLS_OPEN_READ, NULL, &wh), 0);
+    dls_judge_settings ss = w.h.s;
+    ss.standby = true;
+    ss.journal = rd; /* as `daolease judge --standby` follows a file journal */
+    dls_judge *sb = open_judge(&w, &ss, &sc);
+    for (size_t p = 0; p < 5; p++) {
+        world_inputs(&w, &active, 1);
+        pass_ok(active, NULL);
+        pass_ok(sb, NULL);
+    }
+    dls_judge_del(active); /* the lifetime lock goes first here */
+    dls_medium_settings ms;
+    dls_medium_settings_default(&ms);
+    ms.exclusive = true;
+    dls_medium *writer; /* the judge's journal handle, not closed yet */
+    assert_int_equal(dls_medium_open(&writer, w.h.journal_path, DLS_OPEN_APPEND, &ms, &wh), 0);
+    dls_judge_pass_result r;
+    dls_judge_standby_info si;
+    for (int k = 0; k < 3; k++) {
+        world_inputs(&w, NULL, 0);
+        pass_ok(sb, &r);
+        assert_true(r.standby && !r.took_over);
+        assert_int_equal(dls_judge_standby_status(sb, &si), 0);
+        assert_true(si.standby && !si.holds_lock);
+    }
+    dls_medium_del(writer);
+    world_inputs(&w, NULL, 0);
+    pass_ok(sb, &r);
+    assert_true(r.took_over && r.restarted && r.mark);
+    audit_takeovers(&w.h, 1);
+    dls_judge_del(sb);
+    dls_medium_del(rd);
+    h_fini(&w.h);
+}
+
 /* judge.md, Assembly (several tick cursors on one reading basis: now is
  * the largest reading) and Standby judges and takeover (revision 5);
  * docs/standby.md, Across machines: the active judge and its standby read
@@ -1120,6 +1171,7 @@ int main(void)
         cmocka_unit_test(test_two_standbys_one_takes_over),
         cmocka_unit_test(test_standby_refusals),
         cmocka_unit_test(test_standby_alone_takes_over),
+        cmocka_unit_test(test_standby_waits_for_the_writer_lock),
         cmocka_unit_test(test_takeover_now_from_other_stream),
         cmocka_unit_test(test_trimmed_journal_needs_checkpoints),
         cmocka_unit_test(test_heartbeat_marks_quiet_passes),
