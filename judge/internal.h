@@ -424,6 +424,7 @@ struct dls_judge {
     struct jr_state *rp;    /* the replay kept alive between standby steps */
     uint64_t *rp_starts;    /* nmedia: the replay's cursor starts */
     uint64_t sb_steps;      /* standby steps */
+    uint64_t sb_read_errors; /* steps whose journal read stopped at a transport error */
     dls_sync takeover_sync; /* the append handle's sync, when the standby
                                followed a journal opened for read */
     dls_medium *own_journal;/* that handle, opened at takeover (owned) */

@@ -439,6 +439,14 @@ static int replay_journal(jr_state *st, bool settle)
                                "forget live leases)");
             break;
         default:
+            if (!settle && j->standby && j->sb_remote) {
+                /* judge.md rev 5, Standby judges: a standby following a
+                 * Redis or JetStream journal that cannot be read now (a
+                 * server or leader lost) reads on at its next step */
+                j->sb_read_errors++;
+                more = false;
+                break;
+            }
             rc = bad(st, "the journal cannot be read (evicted or corrupt)");
             break;
         }

@@ -266,6 +266,7 @@ int dls_judge_standby_status(dls_judge *j, dls_judge_standby_info *info)
     /* a remote takeover whose first append another writer beat */
     info->lost_race = j->took_over && !j->started && j->jfailed && j->jcode == DLS_ERR_LOCKED;
     info->steps = j->sb_steps;
+    info->read_errors = j->sb_read_errors;
     if (!j->standby) {
         info->journal_pass = j->last_pass;
         return 0;

@@ -2705,6 +2705,65 @@ static uint64_t dead_holder_redis(bool takeover, size_t kill_at)
     return at;
 }
 
+/* judge.md rev 5, Standby judges: a standby following a Redis journal
+ * whose server stops answering (SIGSTOP) keeps following — its step
+ * answers 0 and counts the read error — and follows the judge's later
+ * passes once the server answers again; it never stops for that. */
+static void test_standby_rides_through_unreadable_journal(void **state)
+{
+    (void)state;
+    NEED_SERVER();
+    harness h;
+    jh_options o = {.wrap_journal = dead_redis_journal};
+    jh_init(&h, 1, 1, &o);
+    h.s.heartbeat_ns = 500 * DLS_MS;
+    h_open(&h);
+    char url[240];
+    snprintf(url, sizeof url, "%s&timeout_ms=300", g_dead_url);
+    dls_medium *sj;
+    dls_where w = {0};
+    assert_int_equal(dls_redis_open(&sj, url, DLS_OPEN_APPEND, NULL, &w), 0);
+    dls_judge_settings ss = h.s;
+    ss.standby = true;
+    ss.journal = sj;
+    dls_judge_callbacks cb = {.reclaim = h_reclaim};
+    dls_judge *sb;
+    assert_int_equal(dls_judge_new(&sb, &ss, &cb, &h, &w), 0);
+    dls_judge_pass_result r;
+    dls_judge_standby_info si;
+    h_tick(&h, 1000 * DLS_MS);
+    for (int k = 0; k < 3; k++) {
+        h_tick(&h, h.now + 250 * DLS_MS);
+        h_pass(&h);
+        assert_int_equal(dls_judge_pass(sb, &r), 0);
+    }
+    assert_int_equal(kill(g_aof.pid, SIGSTOP), 0);
+    g_aof.stopped = true;
+    h_tick(&h, h.now + 250 * DLS_MS);
+    int rc = dls_judge_pass(sb, &r);
+    assert_int_equal(kill(g_aof.pid, SIGCONT), 0);
+    g_aof.stopped = false;
+    assert_int_equal(rc, 0);
+    assert_true(r.standby && !r.took_over);
+    assert_int_equal(dls_judge_standby_status(sb, &si), 0);
+    assert_true(si.standby && si.read_errors >= 1);
+    uint64_t errors = si.read_errors;
+    /* the server answers again: the judge marks on, the standby follows */
+    dls_judge_pass_result ar;
+    for (int k = 0; k < 3; k++) {
+        h_tick(&h, h.now + 250 * DLS_MS);
+        ar = h_pass(&h);
+        assert_int_equal(dls_judge_pass(sb, &r), 0);
+    }
+    assert_int_equal(dls_judge_standby_status(sb, &si), 0);
+    assert_true(si.standby && !si.took_over);
+    assert_int_equal(si.read_errors, errors);
+    assert_int_equal(si.journal_pass, ar.pass);
+    dls_judge_del(sb);
+    dls_medium_del(sj);
+    h_fini(&h);
+}
+
 static void test_dead_holder_same_reading_redis(void **state)
 {
     (void)state;
@@ -3258,6 +3317,7 @@ int main(void)
         cmocka_unit_test(test_judge_fence_library),
         cmocka_unit_test(test_standby_takes_over_redis_journal),
         cmocka_unit_test(test_dead_holder_same_reading_redis),
+        cmocka_unit_test(test_standby_rides_through_unreadable_journal),
         cmocka_unit_test(test_judge_cli_reports_bogus_entry),
         cmocka_unit_test(test_judge_cli_standby_takes_over),
         cmocka_unit_test(test_judge_cli_standby_lost_race),

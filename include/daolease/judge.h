@@ -567,6 +567,9 @@ typedef struct dls_judge_standby_info {
     bool lost_race;           /* a remote takeover's first append was refused:
                                  another writer appended first; the handle
                                  stopped (fatal): assemble a standby again */
+    uint64_t read_errors;     /* steps whose reading of a Redis or JetStream
+                                 journal stopped at a transport error (read
+                                 on at the next step) */
 } dls_judge_standby_info;
 
 /* Fills *info. The behind_* counts read the journal from `applied` to
