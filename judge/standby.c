@@ -89,6 +89,11 @@ static int check_remote(const dls_judge_settings *s, dls_where *w)
         return refuse(w, DLS_ERR_CONFIG,
                       "a standby on a remote journal needs heartbeat (the judge's) or "
                       "takeover_after: it takes over when no mark came for takeover_after");
+    if (s->heartbeat_ns && s->takeover_after_ns != DLS_JUDGE_UNSET &&
+        s->takeover_after_ns <= dls_add_sat(s->heartbeat_ns, s->cadence_ns))
+        return refuse(w, DLS_ERR_CONFIG,
+                      "takeover_after must be longer than heartbeat + cadence: a live "
+                      "judge's marks may come that far apart");
     return 0;
 }
 

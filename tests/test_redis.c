@@ -2598,6 +2598,13 @@ static void test_standby_takes_over_redis_journal(void **state)
     ss.journal_lock_path = "/tmp/unused.lock";
     assert_int_equal(dls_judge_new(&sb, &ss, &cb, &rc2, &w), DLS_ERR_CONFIG);
     ss.journal_lock_path = NULL;
+    /* judge.md rev 5, Standby judges: a live judge's marks may come
+     * heartbeat + cadence apart; a takeover_after not above it is refused */
+    ss.takeover_after_ns = 1500 * DLS_MS;
+    memset(&w, 0, sizeof w);
+    assert_int_equal(dls_judge_new(&sb, &ss, &cb, &rc2, &w), DLS_ERR_CONFIG);
+    assert_non_null(strstr(w.reason, "heartbeat + cadence"));
+    ss.takeover_after_ns = DLS_JUDGE_UNSET;
     assert_int_equal(dls_judge_new(&sb, &ss, &cb, &rc2, &w), 0);
 
     /* the judge marks every 500 ms: the standby follows */
