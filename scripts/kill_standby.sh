@@ -238,7 +238,7 @@ done
 touch stop
 for p in $agents; do wait "$p" 2>/dev/null || true; done
 agents=""
-sleep 3
+sleep $((LEASE_MS / 1000 + 2)) # a grant that arrived after its run gave up lapses by silence
 live=$("$BIN" status --journal "$J" --media "$M1" "$M2" "$M3" --json 2>/dev/null |
        sed -n 's/.*"summary": true, "live": \([0-9]*\).*/\1/p')
 kill -TERM "$judge" "$standby" 2>/dev/null || true
