@@ -214,7 +214,7 @@ static int open_standby_journal(struct judge_proc *p)
  * description and held for the judge's lifetime, so a second judge reaching
  * it by any path is refused at once — and is created only when asked
  * (--create or --lost-ledger): a missing journal is an error, never a
- * silent fresh ledger (issue 12 item 5). */
+ * silent fresh ledger (docs/cli.md, judge). */
 static int open_journal(struct judge_proc *p)
 {
     const char *path = p->cfg.journal;
