@@ -231,10 +231,13 @@ static int remote_fence(dls_judge *j, bool *go)
 int js_step(dls_judge *j)
 {
     j->sb_steps++;
+    uint64_t errors = j->sb_read_errors;
     int rc = jr_step(j, false, NULL);
     if (rc)
         return rc;
     if (j->sb_remote) {
+        if (j->sb_read_errors != errors)
+            return 0; /* a journal it cannot read now shows no mark: no guess from that */
         bool go;
         if ((rc = remote_fence(j, &go)) != 0 || !go)
             return rc;

@@ -1834,6 +1834,64 @@ static uint64_t dead_holder_js(bool takeover, size_t kill_at)
     return at;
 }
 
+/* judge.md rev 5, Standby judges: a standby that cannot read its
+ * JetStream journal (the whole cluster down) keeps following and makes no
+ * guess from the marks it cannot see — not even once the readings are
+ * takeover_after past the newest mark it read — and reads on once the
+ * cluster is back. */
+static void test_standby_no_guess_from_unreadable_journal(void **state)
+{
+    (void)state;
+    NEED_SERVER();
+    need_cluster();
+    harness h;
+    jh_options o = {.wrap_journal = dead_js_journal};
+    jh_init(&h, 1, 1, &o);
+    h.s.heartbeat_ns = 500 * DLS_MS; /* takeover_after 1.75 s */
+    h_open(&h);
+    char url[420];
+    snprintf(url, sizeof url, "%s", g_dead_url);
+    char *q = strstr(url, "timeout_ms=5000");
+    assert_non_null(q);
+    memcpy(q, "timeout_ms=0500", 15);
+    dls_jetstream_settings ex;
+    dls_jetstream_settings_default(&ex);
+    ex.exclusive = true;
+    dls_medium *sj;
+    dls_where w = {0};
+    assert_int_equal(dls_jetstream_open(&sj, url, DLS_OPEN_APPEND, &ex, &w), 0);
+    dls_judge_settings ss = h.s;
+    ss.standby = true;
+    ss.journal = sj;
+    dls_judge_callbacks cb = {.reclaim = h_reclaim};
+    dls_judge *sb;
+    assert_int_equal(dls_judge_new(&sb, &ss, &cb, &h, &w), 0);
+    dls_judge_pass_result r;
+    h_tick(&h, 1000 * DLS_MS);
+    for (int k = 0; k < 3; k++) {
+        h_tick(&h, h.now + 250 * DLS_MS);
+        h_pass(&h);
+        assert_int_equal(dls_judge_pass(sb, &r), 0);
+    }
+    h_close_judge(&h); /* the judge is not stepped while the cluster is down */
+    for (int i = 0; i < 3; i++)
+        node_kill(&g_cl[i]);
+    dls_judge_standby_info si;
+    for (int k = 0; k < 4; k++) {
+        h_tick(&h, h.now + 1000 * DLS_MS); /* 4 s of readings: past takeover_after */
+        assert_int_equal(dls_judge_pass(sb, &r), 0);
+        assert_true(r.standby && !r.took_over);
+    }
+    assert_int_equal(dls_judge_standby_status(sb, &si), 0);
+    assert_true(si.standby && si.read_errors >= 1);
+    for (int i = 0; i < 3; i++)
+        node_spawn(&g_cl[i], g_cl, 3);
+    assert_int_equal(cluster_ready(90000), 0);
+    dls_judge_del(sb);
+    dls_medium_del(sj);
+    h_fini(&h);
+}
+
 static void test_dead_holder_same_reading_jetstream(void **state)
 {
     (void)state;
@@ -2563,6 +2621,7 @@ int main(void)
         cmocka_unit_test(test_judge_assembly_exclusive_journal),
         cmocka_unit_test(test_standby_takes_over_jetstream_journal),
         cmocka_unit_test(test_dead_holder_same_reading_jetstream),
+        cmocka_unit_test(test_standby_no_guess_from_unreadable_journal),
         cmocka_unit_test(test_judge_cli_two_machines),
         cmocka_unit_test(test_judge_cli_standby_jetstream),
         cmocka_unit_test(test_judge_rides_through_journal_leader_kills),
