@@ -351,7 +351,7 @@ static void step(world *w, uint64_t now, dls_judge_pass_result *r)
 /* Asks the active for one pass and waits for it. */
 static reply command(int to, int from, char c)
 {
-    reply r;
+    reply r = {0};
     if (!put(to, &c, 1) || !get(from, &r, sizeof r))
         check(DLS_ERR_STATE, "the active judge's process ended");
     return r;
