@@ -1889,12 +1889,17 @@ static void test_segmented_two_writers(void **state)
     dls_cursor_del(c);
     dls_medium_del(a);
     dls_medium_del(b);
-    /* a header naming another medium is refused */
+    /* a header naming another medium is refused (streams.md, segment
+       header: bytes 16..31 are the medium id); the id is random, so the
+       byte is flipped rather than overwritten with a value it may hold */
     char name[64];
     snprintf(name, sizeof name, "w/%020" PRIu64 ".seg", oldest);
-    int fd = open(tpath(name), O_WRONLY | O_CLOEXEC);
+    int fd = open(tpath(name), O_RDWR | O_CLOEXEC);
     assert_true(fd >= 0);
-    assert_int_equal(pwrite(fd, "\xff", 1, 16), 1);
+    unsigned char id0;
+    assert_int_equal(pread(fd, &id0, 1, 16), 1);
+    id0 ^= 0xff;
+    assert_int_equal(pwrite(fd, &id0, 1, 16), 1);
     close(fd);
     dls_medium *rd = open_path(tpath("w"), DLS_OPEN_READ, 0);
     assert_int_equal(dls_cursor_new(&c, rd, oldest), 0);
