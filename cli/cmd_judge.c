@@ -592,6 +592,8 @@ static int assemble_judge(struct judge_proc *p)
     s.max_duration = p->cfg.max_duration;
     s.tenure_max = p->cfg.max;
     s.lock_delay_ns = p->cfg.lock_delay.ns;
+    s.drain_budget = (size_t)p->cfg.drain_budget;
+    s.drain_per_s = (size_t)p->cfg.drain_per_s;
     s.lost_ledger = p->o->inventory != NULL;
     s.lease_floor = p->o->floor;
     s.checkpoint_dir = p->ckdir;

@@ -163,6 +163,8 @@ static int set_defaults(dls_config *c)
     rc |= dls_duration_make(&c->max_duration, DLS_UNIT_H, 1);
     rc |= dls_duration_make(&c->grace, DLS_UNIT_S, 2);
     c->keep_checkpoints = 2;
+    c->drain_budget = 20000;
+    c->drain_per_s = 1000000;
     return rc ? DLS_ERR_INVAL : 0;
 }
 
@@ -299,6 +301,22 @@ static int get_ticks(dls_config *c, json_t *v)
     return rc ? rc : get_tick_own(c, own);
 }
 
+/* "drain_budget": facts a medium a pass, 0 to 2^31 (0: no budget);
+ * "drain_per_s": facts a medium a second of ticks, 0 to 10^9 (0: the fixed
+ * budget). judge.md, The pass, step 2; docs/judge.md, Overload. */
+static int get_drain(dls_config *c, const char *k, json_t *v)
+{
+    bool per_s = !strcmp(k, "drain_per_s");
+    json_int_t most = per_s ? 1000000000 : 2147483647;
+    if (!json_is_integer(v) || json_integer_value(v) < 0 || json_integer_value(v) > most) {
+        err(c->file, k, per_s ? "must be an integer from 0 to 1000000000 (facts a second)"
+                              : "must be an integer from 0 to 2147483647 (facts a pass)");
+        return DLS_ERR_CONFIG;
+    }
+    *(per_s ? &c->drain_per_s : &c->drain_budget) = (uint64_t)json_integer_value(v);
+    return 0;
+}
+
 static int one_key(dls_config *c, const char *k, json_t *v)
 {
     const char *f = c->file;
@@ -312,6 +330,8 @@ static int one_key(dls_config *c, const char *k, json_t *v)
         c->keep_checkpoints = (uint64_t)json_integer_value(v);
         return 0;
     }
+    if (!strcmp(k, "drain_budget") || !strcmp(k, "drain_per_s")) /* docs/judge.md, Overload */
+        return get_drain(c, k, v);
     if (!strcmp(k, "journal_segment_bytes")) { /* docs/checkpoints.md, Retention */
         if (!json_is_integer(v) || json_integer_value(v) < 4096) {
             err(f, k, "must be an integer >= 4096 (bytes per journal segment)");

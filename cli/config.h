@@ -57,6 +57,9 @@ typedef struct dls_config {
     uint64_t checkpoint_bytes;   /* "checkpoint_every": {"bytes": B}; 0 = not by bytes */
     char *checkpoints;           /* "checkpoints": folder (default <journal>.ckpt) */
     uint64_t keep_checkpoints;   /* "keep_checkpoints": >= 2 (default 2) */
+    /* judge: the drain budget (judge.md, The pass, step 2; docs/judge.md, Overload) */
+    uint64_t drain_budget;       /* "drain_budget": facts a medium a pass (default 20000; 0: none) */
+    uint64_t drain_per_s;        /* "drain_per_s": the budget sized to the ticks (default 10^6; 0: off) */
     uint64_t journal_segment_bytes; /* "journal_segment_bytes": create the journal as a
                                        segmented directory, trimmed after checkpoints; 0 = a file */
     /* judge, serve: the read-only HTTP endpoint (docs/observe.md) */

@@ -1275,6 +1275,64 @@ static void config_media_forms_accepted(void **state)
     result_free(&r);
 }
 
+/* judge.md, The pass, step 2 (a per-pass drain budget; a medium with
+ * records left counts as failing, "behind"); docs/config.md drain_budget,
+ * drain_per_s: the keys reach the judge. A budget of 1 with drain_per_s 0
+ * drains one record a pass and shows the medium behind; the defaults
+ * (20000 a pass, 10^6 a second) drain all four records at once. Bad values are
+ * refused with exit 78, naming the file and the key. */
+static void config_drain_budget(void **state)
+{
+    fixture *f = *state;
+    make_key(f, "arbiter");
+    make_key(f, "alice");
+    create_medium(f, "a1.dls");
+    const char *in =
+        "{\"dao.lease/status\": \"proposed\", \"dao.lease/proposal\": \"p-1\", "
+        "\"dao.lease/subject\": \"queue/a\", \"dao.lease/seq\": 1}\n"
+        "{\"app/note\": \"not a lease fact\"}\n"
+        "{\"dao.lease/status\": \"proposed\", \"dao.lease/proposal\": \"p-2\", "
+        "\"dao.lease/subject\": \"queue/b\", \"dao.lease/seq\": 2}\n"
+        "{\"app/note\": \"nor this\"}\n";
+    result r;
+    RUN(f, &r, f->dir, in, "append", "a1.dls", "--as", "alice", "--key", "alice.secret");
+    assert_int_equal(r.status, 0);
+    result_free(&r);
+    static const struct {
+        const char *extra, *want;
+    } cases[] = {
+        {", \"drain_budget\": 1, \"drain_per_s\": 0", "\"drained\": 1, "},
+        {"", "\"drained\": 4, "},
+    };
+    for (size_t i = 0; i < 2; i++) {
+        char json[512];
+        snprintf(json, sizeof json,
+                 "{\"party\": \"arbiter\", \"key\": \"arbiter.secret\", \"keyring\": "
+                 "\"keyring\", \"journal\": \"j%zu.dls\", \"media\": [\"a1.dls\"]%s}", i,
+                 cases[i].extra);
+        write_file(tmp(f, "judge.json"), json, strlen(json), 0644);
+        RUN(f, &r, f->dir, NULL, "judge", "--config", "judge.json", "--passes", "1",
+            "--create");
+        if (r.status != 0 || !strstr(r.out, cases[i].want) ||
+            !strstr(r.out, i == 0 ? "\"behind\": 1}" : "\"behind\": 0}"))
+            fail_msg("case %zu: exit %d, out: %s, err: %s", i, r.status, r.out, r.err);
+        result_free(&r);
+    }
+    static const char *const bad[] = {"\"drain_per_s\": 1000000001", "\"drain_budget\": -1",
+                                      "\"drain_per_s\": \"fast\""};
+    for (size_t i = 0; i < 3; i++) {
+        char json[512];
+        snprintf(json, sizeof json,
+                 "{\"party\": \"arbiter\", \"key\": \"arbiter.secret\", \"keyring\": "
+                 "\"keyring\", \"journal\": \"j.dls\", \"media\": [\"a1.dls\"], %s}", bad[i]);
+        write_file(tmp(f, "judge.json"), json, strlen(json), 0644);
+        RUN(f, &r, f->dir, NULL, "judge", "--config", "judge.json", "--passes", "1");
+        if (r.status != 78 || !strstr(r.err, "judge.json") || !strstr(r.err, "key \"drain_"))
+            fail_msg("bad %zu: exit %d, stderr: %s", i, r.status, r.err);
+        result_free(&r);
+    }
+}
+
 /* docs/config.md, ticks; judge.md, Assembly: a judge on realtime tick
  * streams appends its ticks to its own stream only, creates a missing one,
  * and writes its marks on the basis "realtime/<name>". */
@@ -1537,6 +1595,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(config_errors_name_file_and_key, setup, teardown),
         cmocka_unit_test_setup_teardown(config_media_forms_accepted, setup, teardown),
         cmocka_unit_test_setup_teardown(config_realtime_ticks, setup, teardown),
+        cmocka_unit_test_setup_teardown(config_drain_budget, setup, teardown),
         cmocka_unit_test_setup_teardown(dump_batch_golden, setup, teardown),
         cmocka_unit_test_setup_teardown(dump_batch_without_keyring_and_from, setup, teardown),
         cmocka_unit_test_setup_teardown(dump_batch_human, setup, teardown),
