@@ -35,7 +35,7 @@ static void usage(FILE *to)
     fprintf(to,
             "usage: daolease audit --journal J --grantor NAME --keyring K\n"
             "                      --media M[=PARTY]... [--json] [--svg FILE]\n"
-            "                      [--threads N] [--from-checkpoint [N]]\n\n"
+            "                      [--threads N] [--from-checkpoint [N]] [--strict]\n\n"
             "Replays the journal J (authored by the grantor NAME, whose Ed25519 key is in\n"
             "the keyring K) against the lease-fact media M, re-executes the judge's\n"
             "classification, and prints every lease's timeline and verdict.\n\n"
@@ -53,15 +53,19 @@ static void usage(FILE *to)
             "                     (default: J.ckpt when that folder exists)\n"
             "  --from-checkpoint [N]  audit only what follows committed checkpoint N\n"
             "                     (default: the newest) in the checkpoint folder\n"
+            "  --strict           exit 3 when any lease is unverifiable (a medium the\n"
+            "                     journal names was not given, or its records are gone)\n"
             "  --threads N        threads verifying signatures and MACs, 1 to 64\n"
             "                     (default: the cores online); the output is the same\n"
             "                     for any N\n\n"
-            "exit status: 0 no failure found, 1 a failure found, 2 usage, 3 could not audit\n");
+            "exit status: 0 no failure found, 1 a failure found, 2 usage, 3 could not audit\n"
+            "(or, with --strict, leases left unverifiable)\n");
 }
 
 typedef struct opts {
     const char *journal, *grantor, *keyring, *svg, *checkpoints;
     bool json;
+    bool strict;        /* --strict: an unverifiable lease is exit 3 (cli.md rev 5) */
     unsigned threads;   /* 0: the cores online */
     uint64_t from_checkpoint; /* 0: none; DLS_AUDIT_NEWEST_CHECKPOINT: the newest */
     char **media;       /* argv entries, PATH or PATH=PARTY */
@@ -131,6 +135,8 @@ static int parse_args(int argc, char **argv, opts *o)
             }
         } else if (!bad && !strcmp(argv[i], "--json"))
             o->json = true;
+        else if (!bad && !strcmp(argv[i], "--strict"))
+            o->strict = true;
         else if (!bad && !strncmp(argv[i], "--media", 7) &&
                  (argv[i][7] == 0 || argv[i][7] == '=')) {
             if (argv[i][7] == '=')
@@ -517,7 +523,7 @@ static void pass_cell(uint64_t pass, int w)
 }
 
 static void print_human(const dls_audit *a, const char *journal, const char *grantor,
-                        char **media_paths, int status)
+                        char **media_paths, int status, bool strict)
 {
     const dls_audit_summary *s = dls_audit_summary_of(a);
     dls_jbuf b = {0};
@@ -648,9 +654,13 @@ static void print_human(const dls_audit *a, const char *journal, const char *gra
         printf("  warning: %s\n", s->warnings[i]);
     if (s->incomplete)
         printf("  could not audit: %s\n", s->incomplete);
-    printf("\nresult: %s (exit %d)\n",
-           status == 0 ? "no failure found" : status == 1 ? "FAILURES FOUND" : "INCOMPLETE AUDIT",
-           status);
+    printf("\nresult: %s", status == 0   ? "no failure found"
+                           : status == 1 ? "FAILURES FOUND"
+                                         : "INCOMPLETE AUDIT");
+    if (s->n_unverifiable_leases) /* cli.md rev 5: partial input is not "clean" */
+        printf("; %zu of %zu leases unverifiable%s", s->n_unverifiable_leases,
+               dls_audit_lease_count(a), strict ? " (--strict)" : "");
+    printf(" (exit %d)\n", status);
     dls_jbuf_free(&b);
 }
 
@@ -787,6 +797,8 @@ int dls_cmd_audit(int argc, char **argv)
     }
     status = dls_audit_exit_status(a);
     const dls_audit_summary *s = dls_audit_summary_of(a);
+    if (o.strict && status == 0 && s->n_unverifiable_leases)
+        status = EXIT_CANNOT; /* cli.md rev 5, "Partial input is not clean" */
     int perr;
     if (o.json) {
         dls_jbuf b = {0};
@@ -797,7 +809,7 @@ int dls_cmd_audit(int argc, char **argv)
             perr = print_json_summary(&b, a, o.grantor, paths, status);
         dls_jbuf_free(&b);
     } else {
-        print_human(a, o.journal, o.grantor, paths, status);
+        print_human(a, o.journal, o.grantor, paths, status, o.strict);
         perr = ferror(stdout) ? -1 : 0;
     }
     if (fflush(stdout) || perr) {
@@ -811,6 +823,9 @@ int dls_cmd_audit(int argc, char **argv)
     if (o.json)
         for (size_t i = 0; i < s->n_warnings; i++)
             dls_cli_error(SUB, "warning: %s", s->warnings[i]);
+    if (o.strict && s->n_unverifiable_leases)
+        dls_cli_error(SUB, "%s: --strict: %zu of %zu leases unverifiable", o.journal,
+                      s->n_unverifiable_leases, dls_audit_lease_count(a));
     if (o.svg && write_svg(a, o.svg))
         status = EXIT_CANNOT;
 out:

@@ -3081,6 +3081,53 @@ static void golden_regen(const golden *g, const char *dir)
     }
 }
 
+/* cli.md rev 5, "Partial input is not clean": an audit whose media leave
+ * leases unverifiable says so in its last human line ("1 of 3 leases
+ * unverifiable", exit 0), and --strict turns that into exit 3, on stderr and
+ * in --json's "exit"; a complete audit stays exit 0 under --strict. */
+static void test_strict_unverifiable(void **state)
+{
+    (void)state;
+    const golden *missing = NULL, *restart = NULL;
+    for (size_t i = 0; i < sizeof goldens / sizeof goldens[0]; i++) {
+        if (!strcmp(goldens[i].name, "missing-medium"))
+            missing = &goldens[i];
+        if (!strcmp(goldens[i].name, "restart"))
+            restart = &goldens[i];
+    }
+    assert_non_null(missing);
+    assert_non_null(restart);
+    for (int json = 0; json < 2; json++) {
+        char dir[1024];
+        snprintf(dir, sizeof dir, "%s/audit/%s", DLS_TEST_SRCDIR, missing->name);
+        const char *argv[24];
+        size_t n = golden_args(missing, argv, json);
+        cli_out r = run_cli(dir, argv);
+        assert_int_equal(r.status, 0);
+        if (!json)
+            assert_non_null(strstr(r.out, "result: no failure found; 1 of 3 leases "
+                                          "unverifiable (exit 0)\n"));
+        cli_free(&r);
+        argv[n++] = "--strict";
+        argv[n] = NULL;
+        r = run_cli(dir, argv);
+        if (r.status != 3 || !strstr(r.err, "--strict: 1 of 3 leases unverifiable") ||
+            !strstr(r.out, json ? "\"exit\": 3}" : "1 of 3 leases unverifiable (--strict) "
+                                                   "(exit 3)\n"))
+            fail_msg("--strict%s: exit %d\nout: %s\nerr: %s", json ? " --json" : "",
+                     r.status, r.out, r.err);
+        cli_free(&r);
+        snprintf(dir, sizeof dir, "%s/audit/%s", DLS_TEST_SRCDIR, restart->name);
+        n = golden_args(restart, argv, json);
+        argv[n++] = "--strict";
+        argv[n] = NULL;
+        r = run_cli(dir, argv);
+        if (r.status != 0 || strstr(r.out, "unverifiable (") || r.err[0])
+            fail_msg("complete audit --strict: exit %d\nerr: %s", r.status, r.err);
+        cli_free(&r);
+    }
+}
+
 static void test_golden_transcripts(void **state)
 {
     (void)state;
@@ -4477,6 +4524,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_batch_facts_alone, fx_setup, fx_teardown),
         cmocka_unit_test(test_judge_and_audit_count_alike),
         cmocka_unit_test(test_golden_transcripts),
+        cmocka_unit_test(test_strict_unverifiable),
         cmocka_unit_test(test_audit_trimmed_journal_starts_at_checkpoint),
         cmocka_unit_test(test_audit_trimmed_journal_without_checkpoint),
         cmocka_unit_test(test_audit_trimmed_journal_planted_start),
