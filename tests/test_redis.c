@@ -102,15 +102,13 @@ static void srv_stop(srv *s)
     s->dir[0] = '\0';
 }
 
-/* Starts redis-server on a free port; 0 once PING answers. */
-static int srv_start(srv *s, bool aof)
+/* Starts redis-server on s->port; 0 once PING answers, else -1 with the
+ * server stopped (the port taken meanwhile, or too slow). */
+static int srv_launch(srv *s, bool aof)
 {
-    for (int attempt = 0; attempt < 5; attempt++) {
+    {
         snprintf(s->dir, sizeof s->dir, "/tmp/dls-redis-XXXXXX");
         if (!mkdtemp(s->dir))
-            return -1;
-        s->port = free_port();
-        if (s->port <= 0)
             return -1;
         char port[16], log[96];
         snprintf(port, sizeof port, "%d", s->port);
@@ -143,7 +141,20 @@ static int srv_start(srv *s, bool aof)
             }
             sleep_ms(25);
         }
-        srv_stop(s); /* port taken meanwhile, or too slow: try another */
+        srv_stop(s);
+    }
+    return -1;
+}
+
+/* Starts redis-server on a free port; 0 once PING answers. */
+static int srv_start(srv *s, bool aof)
+{
+    for (int attempt = 0; attempt < 5; attempt++) {
+        s->port = free_port();
+        if (s->port <= 0)
+            return -1;
+        if (srv_launch(s, aof) == 0)
+            return 0; /* else the port was taken meanwhile: try another */
     }
     return -1;
 }
@@ -1862,6 +1873,84 @@ static void test_run_stops_when_its_medium_breaks(void **state)
     assert_int_equal(system(cmd), 0);
 }
 
+/* cli.md `run`, start-up: a transport error opening the media at start-up
+ * (a remote server restarting, a leader being elected) is tried again for up
+ * to 30 s, saying so, rather than exiting 1 at once. `run` starts while its
+ * Redis server is down; the server comes up 1.5 s later; `run` creates its
+ * medium, is granted by the judge started then, runs its command and exits
+ * 0, its stderr naming the transport error and the try. */
+static void test_run_retries_at_startup(void **state)
+{
+    (void)state;
+    NEED_SERVER();
+    const char *bin = getenv("DAOLEASE_BIN");
+    if (!bin) {
+        skip();
+        return;
+    }
+    char dir[64] = "/tmp/dls-redis-startup-XXXXXX", url[160], cmd[600], cfg[600];
+    assert_non_null(mkdtemp(dir));
+    snprintf(cmd, sizeof cmd,
+             "cd %s && \"%s\" keygen arbiter >> keyring && \"%s\" keygen a1 >> keyring && "
+             "\"%s\" stream create journal.dls > /dev/null",
+             dir, bin, bin, bin);
+    assert_int_equal(system(cmd), 0);
+    srv late = {.pid = -1};
+    late.port = free_port();
+    assert_true(late.port > 0);
+    snprintf(url, sizeof url, "redis://127.0.0.1:%d/late", late.port);
+    int cn = snprintf(cfg, sizeof cfg,
+                      "{\"party\": \"arbiter\", \"key\": \"arbiter.secret\", \"keyring\": "
+                      "\"keyring\", \"journal\": \"journal.dls\", \"media\": [\"%s\"], "
+                      "\"tolerance\": {\"ms\": 250}, \"cadence\": {\"ms\": 100}}\n",
+                      url);
+    put(dir, "judge.json", cfg, (size_t)cn, 0600);
+    cn = snprintf(cfg, sizeof cfg,
+                  "{\"party\": \"a1\", \"key\": \"a1.secret\", \"keyring\": \"keyring\", "
+                  "\"grantor\": \"arbiter\", \"journal\": \"journal.dls\", \"medium\": \"%s\", "
+                  "\"create_medium\": true, \"duration\": {\"s\": 3}}\n",
+                  url);
+    put(dir, "a1.json", cfg, (size_t)cn, 0600);
+    const char *run_args[] = {"run", "--config", "a1.json", "--subject", "s1", "--wait",
+                              "20s", "--", "true", NULL};
+    pid_t run = cli_start(dir, "run", run_args);
+    sleep_ms(1500);
+    assert_int_equal(waitpid(run, NULL, WNOHANG), 0); /* still trying */
+    if (srv_launch(&late, false)) {
+        kill(run, SIGKILL);
+        waitpid(run, NULL, 0);
+        skip(); /* the free port was taken meanwhile: nothing to say */
+        return;
+    }
+    /* the judge opens the medium once `run` has created it */
+    bool made = false;
+    for (int i = 0; i < 1000 && !made; i++) {
+        redisReply *x = portq(late.port, "EXISTS late");
+        made = x && x->type == REDIS_REPLY_INTEGER && x->integer == 1;
+        if (x)
+            freeReplyObject(x);
+        if (!made)
+            sleep_ms(10);
+    }
+    assert_true(made);
+    const char *judge_args[] = {"judge", "--config", "judge.json", NULL};
+    pid_t judge = cli_start(dir, "judge", judge_args);
+    int st = cli_wait(run, 30000);
+    if (st != 0) {
+        char path[256];
+        size_t n;
+        snprintf(path, sizeof path, "%s/run.err", dir);
+        char *e = slurp(path, &n);
+        fail_msg("run exited %d: %s", st, e ? e : "");
+    }
+    assert_true(file_has(dir, "run.err", "transport error at start-up (try 1)"));
+    kill(judge, SIGTERM);
+    assert_int_equal(cli_wait(judge, 10000), 0);
+    srv_stop(&late);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
 /* Issue 12 item 8; stream-format.md rev 4 ("a Redis journal is fenced by
  * <key>:writer"), judge.md rev 4 Assembly: `daolease judge` runs on a Redis
  * journal as docs/redis.md configures it (it refused before: "needs
@@ -3328,6 +3417,7 @@ int main(void)
         cmocka_unit_test(test_judge_cli_reports_bogus_entry),
         cmocka_unit_test(test_judge_cli_standby_takes_over),
         cmocka_unit_test(test_judge_cli_standby_lost_race),
+        cmocka_unit_test(test_run_retries_at_startup),
     };
     if (getenv("DLS_ONLY")) /* run one test by name (e.g. while iterating) */
         cmocka_set_test_filter(getenv("DLS_ONLY"));
