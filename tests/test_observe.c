@@ -614,6 +614,18 @@ static void test_browser(void **state)
     assert_non_null(strstr(dom, "<td>job/1</td><td>agent-1</td>"));
     assert_non_null(strstr(dom, "<td>job/2</td><td>agent-2</td>"));
     assert_non_null(strstr(dom, "judge alive"));
+    /* docs/observe.md, The page: each row's last confirmed renewal, "#seq,
+       X s ago" once the judge counted one, "none yet" before */
+    size_t confirmed = 0;
+    static const char cell[] = "<td class=\"num\">";
+    for (const char *p = dom; (p = strstr(p, cell)); p++) {
+        const char *v = p + sizeof cell - 1, *ago = strstr(v, " s ago</td>");
+        confirmed += !strncmp(v, "none yet</td>", 13) ||
+                     (v[0] == '#' && ago && ago < strstr(v, "</tr>"));
+    }
+    if (confirmed < 2)
+        fail_msg("--dump-dom: %zu rows show their last confirmed renewal:\n%.3000s", confirmed,
+                 strstr(dom, "<tbody") ? strstr(dom, "<tbody") : dom);
     free(dom);
     /* 2. --screenshot, as the command line takes it */
     const char *build = getenv("DLS_BUILD_ROOT");

@@ -22,6 +22,13 @@
   function eventSubject(t) { try { return subjectText(JSON.parse(t)); } catch (e) { return t; } }
   function secs(ns) { return (ns / 1e9).toFixed(3) + ' s'; }
 
+  // The newest renewal the judge counted, which the pass's mark confirmed:
+  // its seq and how long before the judge's now (docs/observe.md, The page).
+  function confirmed(l, now) {
+    if (l.last_renewal === null) return 'none yet';
+    return '#' + l.seq + ', ' + secs(Math.max(0, now - l.last_renewal)) + ' ago';
+  }
+
   function parse(text) {
     const out = { leases: [], summary: null, observe: null };
     for (const line of text.split('\n')) {
@@ -72,7 +79,7 @@
       tr.appendChild(el('td', '', l.holder));
       tr.appendChild(el('td', 'num rem', l.released ? 'released' : secs(l.remaining_ns)));
       tr.appendChild(el('td', '', l.mode));
-      tr.appendChild(el('td', 'num', String(l.seq)));
+      tr.appendChild(el('td', 'num', confirmed(l, r.summary.now)));
       tb.appendChild(tr);
     }
     const o = r.observe, first = o.matched ? o.offset + 1 : 0;
