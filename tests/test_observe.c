@@ -839,6 +839,10 @@ static void test_standby_metrics(void **state)
     stop(&standby, SIGINT);
 }
 
+/* docs/observe.md, Security: a non-loopback --http is refused unless the
+ * configuration says "http_public": true, and then served with a warning;
+ * `serve --config` takes the judge's configuration (its journal, media and
+ * "http" key) and serves the files read-only. */
 static void test_loopback_only(void **state)
 {
     site *s = *state;
@@ -851,6 +855,25 @@ static void test_loopback_only(void **state)
     free(e);
     assert_int_equal(run_sh("cd %s && '%s' serve --journal journal.dls --http nowhere "
                             "2> /dev/null", s->dir, bin()), 1);
+    int port = free_port();
+    assert_int_equal(run_sh("cd %s && sed 's/}$/, \"http\": \"0.0.0.0:%d\", \"http_public\": "
+                            "true}/' judge.json > pub.json", s->dir, port), 0);
+    pid_t srv = spawn("cd %s && exec '%s' serve --config pub.json 2> pub.err", s->dir, bin());
+    int st = -1;
+    for (int i = 0; i < 100 && st != 200; i++) {
+        sleep_ms(50);
+        st = http_get(port, "/healthz", NULL);
+    }
+    assert_int_equal(st, 200);
+    char *a = NULL;
+    assert_int_equal(http_get(port, "/status.json", &a), 200);
+    assert_non_null(strstr(payload(a), "{\"observe\": true, \"source\": \"files\""));
+    free(a);
+    stop(&srv, SIGINT);
+    e = slurp(path);
+    if (!strstr(e, "warning: --http 0.0.0.0:") || !strstr(e, "is not loopback"))
+        fail_msg("serve --config with http_public: stderr: %s", e);
+    free(e);
 }
 
 int main(void)
