@@ -221,9 +221,14 @@ static int open_journal(struct judge_proc *p)
     if (p->o->standby)
         return open_standby_journal(p);
     bool create = p->o->create || p->cfg.create_journal || p->o->inventory;
-    if (!strncmp(path, "redis://", 8))
-        return dls_cli_open(&p->journal, "judge", path, DLS_OPEN_APPEND, create,
-                            dls_cli_sync(p->cfg.sync));
+    if (!strncmp(path, "redis://", 8)) {
+        int rc = dls_cli_open(&p->journal, "judge", path, DLS_OPEN_APPEND, create,
+                              dls_cli_sync(p->cfg.sync));
+        if (rc == DLS_ERR_NOTFOUND) /* as a file journal's: never a silent fresh ledger */
+            dls_cli_error("judge", "%s: no such journal (pass --create or set "
+                                   "\"create_journal\": true to start a new ledger)", path);
+        return rc;
+    }
     if (dls_jetstream_is_url(path))
         return open_jetstream_journal(p, path, create);
     dls_medium_settings ms;

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 
 #include "cli/cli.h"
@@ -43,10 +44,13 @@ static int report(const char *sub, const char *where, int rc, const dls_where *w
     char buf[1024];
     where = shown(where, buf, sizeof buf);
     bool at = rc == DLS_ERR_CORRUPT || rc == DLS_ERR_HEADER || rc == DLS_ERR_RECORD;
-    if (w->reason && !at && w->sys_errno) /* name EACCES, EMFILE, ENOSPC, … as such */
-        dls_cli_error(sub, "%s: %s (%s)", where, w->reason, strerror(w->sys_errno));
-    else if (w->reason && !at)
-        dls_cli_error(sub, "%s: %s (%s)", where, w->reason, dls_strerror(rc));
+    /* the reason, then the errno's or the code's words unless they only
+       repeat it ("no such file or directory") */
+    const char *also = w->sys_errno ? strerror(w->sys_errno) : dls_strerror(rc);
+    if (w->reason && !at && !strcasecmp(w->reason, also))
+        dls_cli_error(sub, "%s: %s", where, w->reason);
+    else if (w->reason && !at) /* name EACCES, EMFILE, ENOSPC, … as such */
+        dls_cli_error(sub, "%s: %s (%s)", where, w->reason, also);
     else if (w->reason)
         dls_cli_error(sub, "%s: position %llu: %s (%s)", where,
                       (unsigned long long)w->offset, w->reason, dls_strerror(rc));

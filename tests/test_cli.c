@@ -578,6 +578,9 @@ static void dump_missing_file(void **state)
     assert_int_equal(r.out_n, 0);
     assert_int_equal(count_lines(r.err), 1);
     assert_contains(r.err, "no-such.dls");
+    /* cli.md, errors: one reason, said once (not "no such file or
+       directory (No such file or directory)") */
+    assert_string_equal(r.err, "daolease dump: no-such.dls: no such file or directory\n");
     result_free(&r);
 }
 
