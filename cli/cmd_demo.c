@@ -734,8 +734,14 @@ int dls_cmd_demo(int argc, char **argv)
         dls_judge_del(d.judge); /* the journal is complete: audit it */
         d.judge = NULL;
         int audited = write_manifest(&d) ? DLS_EXIT_FAIL : audit(&d);
-        printf("\nthe run's files: %s (manifest.json, journal.dls, agent-N.dls, keyring, "
-               "results.jsonl, timeline.svg)\n", d.dir);
+        char url[512];
+        if (d.p.redis || d.p.nats) /* the agents' media are streams on the server */
+            printf("\nthe run's files: %s (manifest.json, journal.dls, keyring, results.jsonl, "
+                   "timeline.svg); the agents' media: on %s (manifest.json names them)\n",
+                   d.dir, d.p.redis ? dls_cli_shown(d.p.redis, url, sizeof url) : d.p.nats);
+        else
+            printf("\nthe run's files: %s (manifest.json, journal.dls, agent-N.dls, keyring, "
+                   "results.jsonl, timeline.svg)\n", d.dir);
         code = checked == 0 && audited == 0 ? DLS_EXIT_OK : DLS_EXIT_FAIL;
         if (code == 0 && d.sb.on)
             printf("demo passed: every item done exactly once, audit clean, the standby judge "

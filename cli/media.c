@@ -25,7 +25,7 @@ dls_sync dls_cli_sync(const char *name)
 
 /* `where` as messages show it: a redis:// URL without its user and password
  * (docs/redis.md: the password never appears in messages). */
-static const char *shown(const char *where, char *buf, size_t n)
+const char *dls_cli_shown(const char *where, char *buf, size_t n)
 {
     if (strncmp(where, "redis://", 8) != 0)
         return where;
@@ -42,7 +42,7 @@ static const char *shown(const char *where, char *buf, size_t n)
 static int report(const char *sub, const char *where, int rc, const dls_where *w)
 {
     char buf[1024];
-    where = shown(where, buf, sizeof buf);
+    where = dls_cli_shown(where, buf, sizeof buf);
     bool at = rc == DLS_ERR_CORRUPT || rc == DLS_ERR_HEADER || rc == DLS_ERR_RECORD;
     /* the reason, then the errno's or the code's words unless they only
        repeat it ("no such file or directory") */

@@ -28,6 +28,10 @@ int dls_cli_ckpt_folder(const char *journal, char **out);
 /* Opens `where` (a path, or a redis:// or nats:// URL) in `mode`; with `create`, a
  * missing medium is created first (a file, or a Redis key). On error prints
  * one line "daolease SUB: WHERE: position P: REASON" and returns the code. */
+/* `where` as messages show it: a redis:// URL without its user and password
+ * (docs/redis.md), written into buf when it must be cut; else `where`. */
+const char *dls_cli_shown(const char *where, char *buf, size_t n);
+
 int dls_cli_open(dls_medium **out, const char *sub, const char *where,
                  dls_open_mode mode, bool create, dls_sync sync);
 

@@ -305,6 +305,10 @@ static void test_demo_redis_media(void **state)
     char extra[64];
     snprintf(extra, sizeof extra, "--redis redis://127.0.0.1:%d", port);
     run_demo_and_reaudit(extra, "demo-redis");
+    /* cli.md `demo`: the last lines name the files the run left, and on
+       Redis no agent-N.dls (the agents' media are streams on the server) */
+    sh("grep -q \"the agents' media: on redis://127.0.0.1:%d\" %s/demo-redis.out && "
+       "! grep -q 'agent-N.dls' %s/demo-redis.out", port, dir, dir);
     stop(server);
 }
 
