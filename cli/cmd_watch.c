@@ -146,7 +146,7 @@ static void on_fact(watch *w, const jv_record *r, dls_jbuf *b, dls_jbuf *t)
             return;
         }
         subject[hs] = 0;
-        header(w, b, "grant", r->position);
+        header(w, b, w->json ? "accepted" : "grant", r->position);
         snprintf(num, sizeof num, "%" PRIu64, f->lease);
         snprintf(buf, sizeof buf, "lease %" PRIu64, f->lease);
         field(w, b, "lease", num, buf);
@@ -156,9 +156,11 @@ static void on_fact(watch *w, const jv_record *r, dls_jbuf *b, dls_jbuf *t)
             dls_jbuf_puts(b, " ");
             dls_jbuf_put(b, (const char *)f->holder.p, f->holder.n);
         }
+        /* cli.md rev 5, One JSON dialect: a duration in its fact form */
         dls_duration_format(&f->duration, buf, sizeof buf);
         char dq[72];
-        snprintf(dq, sizeof dq, "\"%s\"", buf);
+        snprintf(dq, sizeof dq, "{\"%s\": %" PRIu64 "}", dls_unit_name(f->duration.unit),
+                 f->duration.magnitude);
         field(w, b, "duration", dq, buf);
         emit(w, b);
         remember(w, f->lease, subject, holder);
@@ -171,7 +173,7 @@ static void on_fact(watch *w, const jv_record *r, dls_jbuf *b, dls_jbuf *t)
             dls_jbuf_string(t, f->reason.p, f->reason.n);
         else
             dls_jbuf_puts(t, "null");
-        header(w, b, "refusal", r->position);
+        header(w, b, w->json ? "rejected" : "refusal", r->position);
         char *holder = text(t, 0), *reason = text(t, rs);
         if (holder && reason) {
             holder[rs] = 0;

@@ -246,12 +246,15 @@ static void test_watch_follows_and_stops_on_sigint(void **state)
     assert_int_equal(waitpid(w, &ws, 0), w);
     assert_true(WIFEXITED(ws));
     assert_int_equal(WEXITSTATUS(ws), 0);
-    char *grant = strstr(text, "{\"event\": \"grant\"");
+    /* cli.md rev 5, One JSON dialect: fact kinds by their vocabulary names,
+       durations in their fact form */
+    char *grant = strstr(text, "{\"event\": \"accepted\"");
     char *lapse = strstr(text, "{\"event\": \"lapsed\"");
     assert_non_null(grant);
     assert_non_null(lapse);
     assert_true(lapse > grant);
     assert_non_null(strstr(grant, "\"subject\": \"job/3\", \"holder\": \"agent-2\""));
+    assert_non_null(strstr(grant, "\"duration\": {\""));
     assert_non_null(strstr(lapse, "\"cause\": \"release\""));
     free(text);
     /* --no-follow prints the history and stops at the end by itself */
@@ -478,7 +481,7 @@ static void test_demo_counts_and_finished_items(void **state)
         assert_non_null(v);
         const char *ev = json_string_value(json_object_get(v, "event"));
         const char *subject = json_string_value(json_object_get(v, "subject"));
-        if (!strcmp(ev, "grant")) {
+        if (!strcmp(ev, "accepted")) {
             grants++;
             for (unsigned k = 0; k < n_released; k++)
                 if (!strcmp(released[k], subject))
