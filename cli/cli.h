@@ -43,6 +43,27 @@ int dls_cli_bad_option(const char *sub, int c, char **argv);
  * DLS_EXIT_USAGE. */
 int dls_cli_usage(const char *sub, const char *problem);
 
+/* cli.md rev 5, One option dialect: getopt_long takes any unambiguous
+ * prefix of a long option ("--jour" for "--journal"); the CLI refuses
+ * abbreviations, as the commands that parse their own arguments do. Scans
+ * argv as getopt_long will — a required value given without '=' is the
+ * next argument, "--" ends the options and, with in_order (a "+"
+ * optstring), so does the first operand — and answers the first long
+ * option not spelt out as dls_cli_bad_option does ("unknown option
+ * --jour"): DLS_EXIT_USAGE; 0 when every one is exact. Call it before the
+ * getopt_long loop. */
+struct option;
+int dls_cli_exact_options(const char *sub, int argc, char **argv, const struct option *opts,
+                          int in_order);
+
+/* For the commands that parse their own arguments (cli.md rev 5, One
+ * option dialect): the value of "--NAME VALUE" or "--NAME=VALUE" at
+ * argv[*i], advancing *i past a separate value; NULL when argv[*i] is not
+ * --NAME. A missing value (--NAME last) is said as dls_cli_bad_option says
+ * it, and sets *bad. */
+const char *dls_cli_opt_value(const char *sub, int argc, char **argv, int *i, const char *name,
+                              int *bad);
+
 /* True when argv holds -h or --help (anywhere before a "--"). */
 int dls_cli_wants_help(int argc, char **argv);
 

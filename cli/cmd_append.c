@@ -79,49 +79,41 @@ typedef struct append_opts {
 
 /* ---- arguments ------------------------------------------------------------ */
 
-static int need_value(int argc, char **argv, int i)
-{
-    if (i + 1 < argc)
-        return 0;
-    dls_cli_error("append", "%s needs a value (see --help)", argv[i]);
-    return -1;
-}
-
 static int parse_args(int argc, char **argv, append_opts *o)
 {
     memset(o, 0, sizeof *o);
     o->validate = true;
     o->sync = DLS_SYNC_DATA;
     for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
+        const char *a = argv[i], *v;
+        int bad = 0;
         if (!strcmp(a, "--bare")) {
             o->bare = true;
         } else if (!strcmp(a, "--no-validate")) {
             o->validate = false;
-        } else if (!strcmp(a, "--as") || !strcmp(a, "--key") || !strcmp(a, "--sync")) {
-            if (need_value(argc, argv, i))
-                return -1;
-            const char *v = argv[++i];
-            if (!strcmp(a, "--as"))
-                o->as = v;
-            else if (!strcmp(a, "--key"))
-                o->key = v;
-            else if (dls_sync_parse(v, &o->sync)) {
+        } else if ((v = dls_cli_opt_value("append", argc, argv, &i, "--as", &bad))) {
+            o->as = v;
+        } else if (!bad && (v = dls_cli_opt_value("append", argc, argv, &i, "--key", &bad))) {
+            o->key = v;
+        } else if (!bad && (v = dls_cli_opt_value("append", argc, argv, &i, "--sync", &bad))) {
+            if (dls_sync_parse(v, &o->sync)) {
                 dls_cli_error("append", "--sync takes none, data or group, not '%s'", v);
                 return -1;
             }
+        } else if (bad) {
+            return -1;
         } else if (a[0] == '-' && a[1]) {
-            dls_cli_error("append", "unknown option %s (see --help)", a);
+            dls_cli_error("append", "unknown option %s (see 'daolease append --help')", a);
             return -1;
         } else if (o->path) {
-            dls_cli_error("append", "one PATH only, got %s too (see --help)", a);
+            dls_cli_error("append", "one PATH only, got %s too (see 'daolease append --help')", a);
             return -1;
         } else {
             o->path = a;
         }
     }
     if (!o->path) {
-        dls_cli_error("append", "PATH is missing (see --help)");
+        dls_cli_error("append", "PATH is missing (see 'daolease append --help')");
         return -1;
     }
     if (o->bare && (o->as || o->key)) {

@@ -148,7 +148,8 @@ static int parse_args(int argc, char **argv, opts *o)
             dls_cli_error(SUB, "%s needs a value (see 'daolease audit --help')", argv[i]);
             return -1;
         } else {
-            dls_cli_error(SUB, "unknown argument '%s' (see 'daolease audit --help')", argv[i]);
+            dls_cli_error(SUB, "unknown %s %s (see 'daolease audit --help')",
+                          argv[i][0] == '-' ? "option" : "argument", argv[i]);
             return -1;
         }
     }

@@ -639,6 +639,8 @@ static int parse(struct demo *d, int argc, char **argv, const char **dir)
     int c;
     optind = 1;
     opterr = 0;
+    if (dls_cli_exact_options("demo", argc, argv, opts, 0))
+        return -1;
     while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
         unsigned long long v = 0;
         if (c == 'a' || c == 'm' || c == 'k' || c == 's') {

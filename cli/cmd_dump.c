@@ -96,40 +96,39 @@ static int parse_args(int argc, char **argv, dump_opts *o)
     memset(o, 0, sizeof *o);
     o->json = -1;
     for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
+        const char *a = argv[i], *v;
+        int bad = 0;
         if (!strcmp(a, "--follow")) {
             o->follow = true;
         } else if (!strcmp(a, "--json") || !strcmp(a, "--human")) {
             int want = a[2] == 'j';
             if (o->json >= 0 && o->json != want) {
-                dls_cli_error("dump", "--json and --human exclude each other (see --help)");
+                dls_cli_error("dump", "--json and --human exclude each other (see 'daolease "
+                                      "dump --help')");
                 return -1;
             }
             o->json = want;
-        } else if (!strcmp(a, "--keyring")) {
-            if (i + 1 >= argc) {
-                dls_cli_error("dump", "--keyring needs a file (see --help)");
-                return -1;
-            }
-            o->keyring = argv[++i];
-        } else if (!strcmp(a, "--from")) {
-            if (i + 1 >= argc || parse_u64(argv[i + 1], &o->from)) {
+        } else if ((v = dls_cli_opt_value("dump", argc, argv, &i, "--keyring", &bad))) {
+            o->keyring = v;
+        } else if (!bad && (v = dls_cli_opt_value("dump", argc, argv, &i, "--from", &bad))) {
+            if (parse_u64(v, &o->from)) {
                 dls_cli_error("dump", "--from needs a position (a non-negative integer)");
                 return -1;
             }
-            i++;
+        } else if (bad) {
+            return -1;
         } else if (a[0] == '-' && a[1]) {
-            dls_cli_error("dump", "unknown option %s (see --help)", a);
+            dls_cli_error("dump", "unknown option %s (see 'daolease dump --help')", a);
             return -1;
         } else if (o->path) {
-            dls_cli_error("dump", "one PATH only, got %s too (see --help)", a);
+            dls_cli_error("dump", "one PATH only, got %s too (see 'daolease dump --help')", a);
             return -1;
         } else {
             o->path = a;
         }
     }
     if (!o->path) {
-        dls_cli_error("dump", "PATH is missing (see --help)");
+        dls_cli_error("dump", "PATH is missing (see 'daolease dump --help')");
         return -1;
     }
     if (o->json < 0)

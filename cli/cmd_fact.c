@@ -270,6 +270,8 @@ int dls_cmd_fact(int argc, char **argv)
     int c;
     optind = 1;
     opterr = 0;
+    if (dls_cli_exact_options("fact", argc - 1, argv + 1, longs, 0))
+        return DLS_EXIT_USAGE;
     while ((c = getopt_long(argc - 1, argv + 1, "", longs, NULL)) != -1) {
         if (c == 'x')
             o.hex = true;

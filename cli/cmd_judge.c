@@ -915,6 +915,8 @@ int dls_cmd_judge(int argc, char **argv)
     int c;
     optind = 1;
     opterr = 0;
+    if (dls_cli_exact_options("judge", argc, argv, opts, 0))
+        return DLS_EXIT_USAGE;
     while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
         switch (c) {
         case 'c': o.config = optarg; break;

@@ -30,21 +30,22 @@ int dls_cmd_keygen(int argc, char **argv)
     const char *name = NULL, *dir = ".";
     dls_key_kind kind = DLS_KEY_ED25519;
     for (int i = 1; i < argc; i++) {
+        const char *v;
+        int bad = 0;
         if (!strcmp(argv[i], "--mac")) {
             kind = DLS_KEY_MAC;
-        } else if (!strcmp(argv[i], "--dir")) {
-            if (i + 1 >= argc) {
-                dls_cli_error("keygen", "--dir needs a directory");
-                return DLS_EXIT_USAGE;
-            }
-            dir = argv[++i];
+        } else if ((v = dls_cli_opt_value("keygen", argc, argv, &i, "--dir", &bad))) {
+            dir = v;
+        } else if (bad) {
+            return DLS_EXIT_USAGE;
         } else if (!strncmp(argv[i], "--", 2)) {
-            dls_cli_error("keygen", "unknown option %s (see --help)", argv[i]);
+            dls_cli_error("keygen", "unknown option %s (see 'daolease keygen --help')", argv[i]);
             return DLS_EXIT_USAGE;
         } else if (!name) {
             name = argv[i];
         } else {
-            dls_cli_error("keygen", "unexpected argument %s (see --help)", argv[i]);
+            dls_cli_error("keygen", "unexpected argument %s (see 'daolease keygen --help')",
+                          argv[i]);
             return DLS_EXIT_USAGE;
         }
     }

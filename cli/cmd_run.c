@@ -486,6 +486,8 @@ int dls_cmd_run(int argc, char **argv)
     int c;
     optind = 1;
     opterr = 0;
+    if (dls_cli_exact_options("run", argc, argv, opts, 1))
+        return DLS_EXIT_USAGE;
     while ((c = getopt_long(argc, argv, "+:h", opts, NULL)) != -1) {
         switch (c) {
         case 'c': config = optarg; break;

@@ -176,6 +176,8 @@ int dls_cmd_serve(int argc, char **argv)
     memset(&o, 0, sizeof o);
     o.a.sub = "serve";
     o.interval_ns = DLS_NS_PER_S;
+    if (dls_cli_exact_options("serve", argc, argv, opts, 0))
+        return DLS_EXIT_USAGE;
     char **media = calloc((size_t)argc + 1, sizeof *media);
     if (!media)
         return DLS_EXIT_FAIL;

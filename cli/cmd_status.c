@@ -759,6 +759,8 @@ int dls_cmd_status(int argc, char **argv)
     };
     dls_status_args a = {.sub = "status"};
     bool json = false;
+    if (dls_cli_exact_options("status", argc, argv, opts, 0))
+        return DLS_EXIT_USAGE;
     char **media = calloc((size_t)argc + 1, sizeof *media);
     if (!media)
         return DLS_EXIT_FAIL;

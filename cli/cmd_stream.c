@@ -118,20 +118,24 @@ static int cmd_create(int argc, char **argv)
     dls_medium_settings s;
     dls_medium_settings_default(&s);
     for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
+        const char *a = argv[i], *v = NULL;
         uint64_t *dst = NULL;
+        int bad = 0;
         if (!strcmp(a, "--segmented")) {
             segmented = true;
             continue;
         }
-        if (!strcmp(a, "--segment-bytes"))
-            dst = &s.segment_bytes;
-        else if (!strcmp(a, "--retain"))
-            dst = &s.retain_segments;
-        else if (!strcmp(a, "--retain-bytes"))
-            dst = &s.retain_bytes;
+        static const char *const names[] = {"--segment-bytes", "--retain", "--retain-bytes"};
+        uint64_t *const dsts[] = {&s.segment_bytes, &s.retain_segments, &s.retain_bytes};
+        for (size_t k = 0; k < 3 && !dst && !bad; k++)
+            if ((v = dls_cli_opt_value("stream", argc, argv, &i, names[k], &bad))) {
+                dst = dsts[k];
+                a = names[k];
+            }
+        if (bad)
+            return DLS_EXIT_USAGE;
         if (dst) {
-            if (i + 1 >= argc || parse_size(argv[i + 1], dst)) {
+            if (parse_size(v, dst)) {
                 dls_cli_error("stream", "%s needs a non-negative number (e.g. 1048576 or 1M)", a);
                 return DLS_EXIT_USAGE;
             }
@@ -142,21 +146,20 @@ static int cmd_create(int argc, char **argv)
                 return DLS_EXIT_USAGE;
             }
             seg_opts = true;
-            i++;
             continue;
         }
         if (a[0] == '-' && a[1]) {
-            dls_cli_error("stream", "create: unknown option %s (see --help)", a);
+            dls_cli_error("stream", "create: unknown option %s (see 'daolease stream --help')", a);
             return DLS_EXIT_USAGE;
         }
         if (path) {
-            dls_cli_error("stream", "create: one PATH only (see --help)");
+            dls_cli_error("stream", "create: one PATH only (see 'daolease stream --help')");
             return DLS_EXIT_USAGE;
         }
         path = a;
     }
     if (!path) {
-        dls_cli_error("stream", "create: PATH is missing (see --help)");
+        dls_cli_error("stream", "create: PATH is missing (see 'daolease stream --help')");
         return DLS_EXIT_USAGE;
     }
     if (seg_opts && !segmented) {
@@ -198,7 +201,7 @@ static int cmd_create(int argc, char **argv)
 static int cmd_seal(int argc, char **argv)
 {
     if (argc != 2 || argv[1][0] == '-') {
-        dls_cli_error("stream", "seal: exactly one PATH (see --help)");
+        dls_cli_error("stream", "seal: exactly one PATH (see 'daolease stream --help')");
         return DLS_EXIT_USAGE;
     }
     const char *path = argv[1];
@@ -270,14 +273,14 @@ static int cmd_repair(int argc, char **argv)
         if (!strcmp(argv[i], "--yes"))
             yes = true;
         else if (argv[i][0] == '-' && argv[i][1])
-            return dls_cli_usage("stream", "repair: unknown option (see --help)");
+            return dls_cli_usage("stream", "repair: unknown option");
         else if (path)
-            return dls_cli_usage("stream", "repair: one PATH only (see --help)");
+            return dls_cli_usage("stream", "repair: one PATH only");
         else
             path = argv[i];
     }
     if (!path)
-        return dls_cli_usage("stream", "repair: PATH is missing (see --help)");
+        return dls_cli_usage("stream", "repair: PATH is missing");
     if (dls_redis_is_url(path) || dls_jetstream_is_url(path))
         return dls_cli_usage("stream", "repair: PATH is a stream file or segmented directory "
                                        "(remote media have no torn tails)");
@@ -339,6 +342,7 @@ int dls_cmd_stream(int argc, char **argv)
         return cmd_seal(argc - 1, argv + 1);
     if (!strcmp(argv[1], "repair"))
         return cmd_repair(argc - 1, argv + 1);
-    dls_cli_error("stream", "unknown action '%s' (create, seal or repair; see --help)", argv[1]);
+    dls_cli_error("stream", "unknown action '%s' (create, seal or repair; see 'daolease stream "
+                            "--help')", argv[1]);
     return DLS_EXIT_USAGE;
 }

@@ -54,6 +54,51 @@ int dls_cli_bad_option(const char *sub, int c, char **argv)
     return DLS_EXIT_USAGE;
 }
 
+int dls_cli_exact_options(const char *sub, int argc, char **argv, const struct option *opts,
+                          int in_order)
+{
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--"))
+            return 0;
+        if (a[0] != '-' || !a[1]) {
+            if (in_order)
+                return 0;
+            continue;
+        }
+        if (a[1] != '-') /* short options take no values here */
+            continue;
+        size_t n = strcspn(a + 2, "=");
+        const struct option *o = opts;
+        while (o->name && (strlen(o->name) != n || strncmp(o->name, a + 2, n)))
+            o++;
+        if (!o->name) {
+            dls_cli_error(sub, "unknown option %s (see 'daolease %s --help')", a, sub);
+            return DLS_EXIT_USAGE;
+        }
+        if (o->has_arg == required_argument && !a[2 + n])
+            i++;
+    }
+    return 0;
+}
+
+const char *dls_cli_opt_value(const char *sub, int argc, char **argv, int *i, const char *name,
+                              int *bad)
+{
+    const char *a = argv[*i];
+    size_t n = strlen(name);
+    if (strncmp(a, name, n) || (a[n] && a[n] != '='))
+        return NULL;
+    if (a[n] == '=')
+        return a + n + 1;
+    if (*i + 1 >= argc) {
+        dls_cli_error(sub, "option %s needs a value (see 'daolease %s --help')", a, sub);
+        *bad = 1;
+        return NULL;
+    }
+    return argv[++*i];
+}
+
 int dls_cli_usage(const char *sub, const char *problem)
 {
     dls_cli_error(sub, "%s (see 'daolease %s --help')", problem, sub);

@@ -1196,6 +1196,85 @@ static void audit_vector_run_exits_0(void **state)
     json_decref(args);
 }
 
+/* ---- one option dialect ------------------------------------------------------ */
+
+/* cli.md rev 5, One option dialect: every subcommand takes a long option's
+ * value as "--opt value" and "--opt=value" alike (the same exit status and
+ * the same stderr), refuses an abbreviation as an unknown option, and answers
+ * an unknown option or a missing value with one line naming the option and
+ * where help is, exit 2. Each row: the subcommand's words before the option,
+ * one option with a value, the arguments after it (chosen so the command
+ * fails the same way whatever the form: a missing file), and an abbreviation
+ * of the option. */
+static void option_dialect_table(void **state)
+{
+    fixture *f = *state;
+    static const struct row {
+        const char *pre[3], *opt, *val, *post[6], *abbrev;
+    } rows[] = {
+        {{"dump"}, "--from", "5", {"missing.dls"}, "--fro"},
+        {{"append"}, "--sync", "data", {"missing.dls"}, "--syn"},
+        {{"keygen"}, "--dir", "missing-dir", {"x"}, "--di"},
+        {{"stream", "create"}, "--segment-bytes", "4096", {"seg.dls"}, "--segment"},
+        {{"audit"}, "--journal", "missing.dls", {"--grantor", "a", "--keyring", "kr", "--media",
+                                                 "m.dls"}, "--jour"},
+        {{"status"}, "--journal", "missing.dls", {"--media", "m.dls"}, "--jour"},
+        {{"watch"}, "--journal", "missing.dls", {"--no-follow"}, "--jour"},
+        {{"judge"}, "--config", "missing.json", {"--passes", "1"}, "--conf"},
+        {{"run"}, "--config", "missing.json", {"--subject", "s", "--", "true"}, "--conf"},
+        {{"serve"}, "--journal", "missing.dls", {"--http", "127.0.0.1:0"}, "--jour"},
+        {{"demo"}, "--agents", "100", {NULL}, "--agent"},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        const struct row *w = &rows[i];
+        const char *sub = w->pre[0];
+        result r[5];
+        char joined[160], help[64];
+        snprintf(joined, sizeof joined, "%s=%s", w->opt, w->val);
+        snprintf(help, sizeof help, "(see 'daolease %s --help')", sub);
+        for (int form = 0; form < 5; form++) {
+            const char *args[16];
+            size_t n = 0;
+            for (size_t k = 0; k < 3 && w->pre[k]; k++)
+                args[n++] = w->pre[k];
+            if (form == 4) { /* the value missing: the option last */
+                args[n++] = w->opt;
+                args[n] = NULL;
+                run_in(f, &r[form], f->dir, NULL, args);
+                continue;
+            }
+            if (form == 0) {
+                args[n++] = w->opt;
+                args[n++] = w->val;
+            } else if (form == 1) {
+                args[n++] = joined;
+            } else {
+                args[n++] = form == 2 ? w->abbrev : "--bogus";
+                args[n++] = w->val;
+            }
+            for (size_t k = 0; k < 6 && w->post[k]; k++)
+                args[n++] = w->post[k];
+            args[n] = NULL;
+            run_in(f, &r[form], f->dir, "", args);
+        }
+        if (r[0].status != r[1].status || strcmp(r[0].err, r[1].err) || r[0].status == 0)
+            fail_msg("%s: '%s %s' (exit %d: %s) and '%s' (exit %d: %s) differ", sub, w->opt,
+                     w->val, r[0].status, r[0].err, joined, r[1].status, r[1].err);
+        static const char *const form_name[] = {NULL, NULL, "abbreviation", "unknown option",
+                                                "missing value"};
+        for (int form = 2; form < 5; form++) {
+            const char *want = form == 4 ? "needs a value" : "unknown option";
+            if (r[form].status != 2 || count_lines(r[form].err) != 1 ||
+                !strstr(r[form].err, want) || !strstr(r[form].err, help) ||
+                (form == 2 && !strstr(r[form].err, w->abbrev)))
+                fail_msg("%s, %s: exit %d, stderr: %s", sub, form_name[form], r[form].status,
+                         r[form].err);
+        }
+        for (int form = 0; form < 5; form++)
+            result_free(&r[form]);
+    }
+}
+
 /* ---- the configuration of judge and run ------------------------------------ */
 
 /* cli.md "Configuration": unknown keys and missing files are clear errors,
@@ -1599,6 +1678,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(config_media_forms_accepted, setup, teardown),
         cmocka_unit_test_setup_teardown(config_realtime_ticks, setup, teardown),
         cmocka_unit_test_setup_teardown(config_drain_budget, setup, teardown),
+        cmocka_unit_test_setup_teardown(option_dialect_table, setup, teardown),
         cmocka_unit_test_setup_teardown(dump_batch_golden, setup, teardown),
         cmocka_unit_test_setup_teardown(dump_batch_without_keyring_and_from, setup, teardown),
         cmocka_unit_test_setup_teardown(dump_batch_human, setup, teardown),
