@@ -19,6 +19,7 @@ reclaim (retried next pass) and is kept in ``judge.callback_errors``.
 """
 from __future__ import annotations
 
+import os
 import threading
 import time
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
@@ -176,8 +177,18 @@ class Judge:
         # a standby follows an existing journal through a read handle (the
         # library opens it for append itself when it takes over); the judge
         # holds its journal exclusively (judge.md "Failure of the journal")
+        # a missing journal is refused unless the file asks to create it
+        # (docs/config.md create_journal): never a silent fresh ledger
+        create = c.get("create_journal", False)
+        if not isinstance(create, bool):
+            raise DaoleaseError(lib.DLS_ERR_CONFIG, 'key "create_journal": must be true or '
+                                'false', context=path)
+        if (not standby and not create and "://" not in c["journal"]
+                and not os.path.exists(c["journal"])):
+            raise DaoleaseError(lib.DLS_ERR_NOTFOUND, f'{c["journal"]}: no such journal (set '
+                                '"create_journal": true to start a new ledger)', context=path)
         journal = (Stream.open(c["journal"]) if standby else
-                   Stream.open(c["journal"], append=True, create=True, sync=sync,
+                   Stream.open(c["journal"], append=True, create=create, sync=sync,
                                exclusive=True))
         media = [(Stream.open(p), party) for p, party in c["media"]]
         j = cls(Secret.load(c["key"]), journal, media, Keyring.load(c["keyring"]),

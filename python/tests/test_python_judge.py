@@ -209,3 +209,25 @@ def test_from_config_refuses_realtime_ticks(tmp_path):
         Judge.from_config(str(cfg), reclaim=lambda *a: True)
     assert e.value.name == "DLS_ERR_CONFIG"
     assert 'key "ticks"' in str(e.value)
+
+
+def test_from_config_refuses_a_missing_journal(site):
+    """docs/config.md create_journal: Judge.from_config refuses a missing
+    journal, naming it and the key, and creates nothing — never a silent
+    fresh ledger; with "create_journal": true it starts one."""
+    cfg = json.load(open(site.path("judge.json")))
+    cfg["journal"] = "new-journal.dls"
+    path = site.path("new-judge.json")
+    with open(path, "w") as f:
+        json.dump(cfg, f)
+    with pytest.raises(daolease.DaoleaseError) as e:
+        Judge.from_config(path, reclaim=lambda *a: True)
+    assert e.value.name == "DLS_ERR_NOTFOUND"
+    assert "create_journal" in str(e.value)
+    assert not os.path.exists(site.path("new-journal.dls"))
+    cfg["create_journal"] = True
+    with open(path, "w") as f:
+        json.dump(cfg, f)
+    j = Judge.from_config(path, reclaim=lambda *a: True)
+    j.close()
+    assert os.path.exists(site.path("new-journal.dls"))
