@@ -6,7 +6,9 @@
  * Planted bugs: -DBUG_NO_FENCE (standby appends without fencing),
  * -DBUG_UNCONFIRMED (H1 counts an acknowledged, unconfirmed renewal),
  * -DBUG_NO_RECLAIM (the standby keeps following a journal whose judge
- * died: it never takes over).
+ * died: it never takes over), -DBUG_RECLAIM_UNMARKED (a judge reclaims
+ * whatever its mark's append answered: a fenced-out judge, or a full
+ * journal, reclaims a lease no landed mark lists as due; P3).
  * P1-P3 are assertions. P4 (liveness, -DP4): an LTL property checked for
  * acceptance cycles under weak fairness (pan -a -f; judge.md, Standby
  * judges: a dead holder's lease is reclaimed at the same reading with or
@@ -72,7 +74,11 @@ inline pass(j, rp) {
        append(j, rp, false); if :: ok -> conf_exp = med_ren + D :: else -> skip fi
   :: atomic { !reclaimed && med_ren + D <= now } ->
        append(j, rp, true);
+#ifdef BUG_RECLAIM_UNMARKED
+       atomic { assert(marked); reclaimed = true }
+#else
        if :: ok -> atomic { assert(marked); reclaimed = true } :: else -> skip fi  /* P3 */
+#endif
   :: else -> skip
   fi
 }

@@ -33,6 +33,7 @@ run() {
 run correct pass
 run BUG_NO_FENCE fail -DBUG_NO_FENCE
 run BUG_UNCONFIRMED fail -DBUG_UNCONFIRMED
+run BUG_RECLAIM_UNMARKED fail -DBUG_RECLAIM_UNMARKED
 run P4 pass -DP4
 run P4_BUG_NO_RECLAIM fail -DP4 -DBUG_NO_RECLAIM
 [ "$fail" = 0 ] && echo "model_check: all as expected" || { echo "model_check: unexpected result" >&2; exit 1; }
