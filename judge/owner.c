@@ -102,12 +102,9 @@ static int open_journal(dls_owner *o, const dls_owner_config *c, dls_where *w)
     ms.exclusive = true;
     ms.lock_timeout_ms = 0;
     struct stat st;
-    bool exists = stat(c->journal, &st) == 0;
-    if (!exists && !c->create_journal) /* never a silent fresh ledger (docs/config.md) */
-        return fail(w, DLS_ERR_NOTFOUND, "no such journal (set create_journal to start a "
-                                         "new ledger)", 0);
-    int rc = exists ? dls_medium_open(&o->journal, c->journal, DLS_OPEN_APPEND, &ms, w)
-                    : dls_medium_create(&o->journal, DLS_MEDIUM_FILE, c->journal, &ms, w);
+    int rc = stat(c->journal, &st) == 0
+                 ? dls_medium_open(&o->journal, c->journal, DLS_OPEN_APPEND, &ms, w)
+                 : dls_medium_create(&o->journal, DLS_MEDIUM_FILE, c->journal, &ms, w);
     if (rc == DLS_ERR_LOCKED) /* its one writer's lock: another judge holds it */
         return fail(w, DLS_ERR_JOURNAL_LOCKED, "another judge holds the journal", 0);
     return rc ? fail(w, rc, "the journal cannot be opened", 0) : 0;

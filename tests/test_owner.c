@@ -13,7 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "daolease/attrib.h"
@@ -364,8 +363,7 @@ static void test_holder_lists_under_churn(void **state)
 }
 
 /* dls_owner_new (include/daolease/owner.h, the convenience assembly): a
- * missing key, a key naming another party, a missing journal without
- * create_journal and a missing medium fail with
+ * missing key, a key naming another party and a missing medium fail with
  * their codes, the medium's index in w.offset and nothing left open; a good
  * configuration assembles a judge that passes; a second owner on the same
  * journal is refused. */
@@ -405,16 +403,6 @@ static void test_owner_assembly_errors(void **state)
     c.key = other;
     assert_int_equal(dls_owner_new(&o, &c, &cb, f, &w), DLS_ERR_NO_GRANTOR);
     c.key = key;
-    c.media = (const char *[]){medium, NULL};
-    /* docs/config.md create_journal: a missing journal is refused, never a
-       silent fresh ledger, and nothing is created; asked, it is created */
-    memset(&w, 0, sizeof w);
-    assert_int_equal(dls_owner_new(&o, &c, &cb, f, &w), DLS_ERR_NOTFOUND);
-    assert_null(o);
-    assert_non_null(strstr(w.reason, "create_journal"));
-    struct stat st;
-    assert_int_not_equal(stat(journal, &st), 0);
-    c.create_journal = true;
     c.media = (const char *[]){medium, "/nonexistent.dls", NULL};
     assert_int_equal(dls_owner_new(&o, &c, &cb, f, &w), DLS_ERR_NOTFOUND);
     assert_int_equal(w.offset, 1);

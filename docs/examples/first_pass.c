@@ -81,8 +81,7 @@ int main(int argc, char **argv)
     dls_owner_config c;
     dls_owner_config_default(&c);
     c.party = "arbiter", c.key = "arbiter.secret", c.keyring = "keyring";
-    c.journal = "journal.dls", c.create_journal = true; /* a new ledger */
-    c.media = (const char *[]){"agent-1.dls=agent-1", NULL};
+    c.journal = "journal.dls", c.media = (const char *[]){"agent-1.dls=agent-1", NULL};
     dls_judge_callbacks cb = {.reclaim = my_reclaim, .granted = my_granted};
     dls_owner *o;
     dls_where w = {0};

@@ -53,10 +53,7 @@ extern "C" {
  *   max_duration   1 h
  *   max            none (ns 0)   the cap on tenure written into grants
  *   lock_delay     none (ns 0)
- *   create_journal false  create the journal when it does not exist; when
- *                         false a missing journal is DLS_ERR_NOTFOUND, never
- *                         a silent fresh ledger (docs/config.md
- *                         create_journal; the CLI's --create) */
+ * The journal is created when it does not exist. */
 typedef struct dls_owner_config {
     const char *party;
     const char *key;
@@ -65,15 +62,13 @@ typedef struct dls_owner_config {
     const char *const *media;
     dls_sync sync;
     dls_duration tolerance, cadence, duration, min_duration, max_duration, max, lock_delay;
-    bool create_journal;
 } dls_owner_config;
 
 DLS_EXPORT void dls_owner_config_default(dls_owner_config *c);
 
 typedef struct dls_owner dls_owner;
 
-/* Loads the key and keyring, opens the journal (creates it only with
- * create_journal) and opens the
+/* Loads the key and keyring, opens (or creates) the journal and opens the
  * media, makes their resolvers and the host-clock ticks, and creates the
  * judge (replaying an existing journal). The configuration's strings are
  * not kept. On failure nothing is left open and `w` (optional) names what

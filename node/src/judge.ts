@@ -97,12 +97,6 @@ export class Judge implements Disposable {
     const list = media.map((m) => (m.party ? `${m.path}=${m.party}` : m.path));
     cfg.media = [...list, null];
     if (c.sync !== undefined) cfg.sync = syncCode(c.sync);
-    // a missing journal is refused unless the configuration asks to create it
-    // (docs/config.md create_journal): never a silent fresh ledger
-    if (c.create_journal !== undefined) {
-      if (typeof c.create_journal !== "boolean") throw new TypeError("Judge: create_journal must be true or false");
-      cfg.create_journal = c.create_journal;
-    }
     for (const k of ["tolerance", "cadence", "duration", "min_duration", "max_duration", "max", "lock_delay"]) {
       if (c[k] !== undefined) cfg[k] = cDuration(c[k], k);
     }

@@ -106,7 +106,7 @@ export const dls_owner_config = koffi.struct("dls_owner_config", {
   party: "const char *", key: "const char *", keyring: "const char *", journal: "const char *",
   media: "const char **", sync: "int", tolerance: "dls_duration", cadence: "dls_duration",
   duration: "dls_duration", min_duration: "dls_duration", max_duration: "dls_duration",
-  max: "dls_duration", lock_delay: "dls_duration", create_journal: "bool",
+  max: "dls_duration", lock_delay: "dls_duration",
 });
 export const dls_judge_iter = koffi.struct("dls_judge_iter", {
   judge: "void *", kind: "uint32_t", next: "uint32_t", end: "uint32_t",

@@ -112,20 +112,6 @@ test("bad configuration: missing file, unknown key, missing key name the file an
   assert.throws(() => Holder.fromConfig(site.path("bad4.json")), (e) => e instanceof DaoleaseError);
 });
 
-test("a missing journal is refused unless create_journal (docs/config.md)", async () => {
-  await Stream.create(site.path("fresh.dls")).close(); // no holder's evidence on it
-  site.write("newj.json", { party: "arbiter", key: "arbiter.secret", keyring: "keyring",
-    journal: "new-journal.dls", media: ["fresh.dls"] });
-  assert.throws(() => Judge.fromConfig(site.path("newj.json"), { reclaim: () => true }),
-    (e) => isDls("DLS_ERR_NOTFOUND")(e) && /create_journal/.test(e.message));
-  site.write("newj.json", { party: "arbiter", key: "arbiter.secret", keyring: "keyring",
-    journal: "new-journal.dls", media: ["fresh.dls"], create_journal: "yes" });
-  assert.throws(() => Judge.fromConfig(site.path("newj.json"), { reclaim: () => true }), TypeError);
-  site.write("newj.json", { party: "arbiter", key: "arbiter.secret", keyring: "keyring",
-    journal: "new-journal.dls", media: ["fresh.dls"], create_journal: true });
-  Judge.fromConfig(site.path("newj.json"), { reclaim: () => true }).close();
-});
-
 test("a second judge on a locked journal: DLS_ERR_JOURNAL_LOCKED", () => {
   const a = Judge.fromConfig(site.path("judge.json"), { reclaim: () => true });
   try {
