@@ -103,7 +103,8 @@ static int parse_args(int argc, char **argv, append_opts *o)
         } else if (bad) {
             return -1;
         } else if (a[0] == '-' && a[1]) {
-            dls_cli_error("append", "unknown option %s (see 'daolease append --help')", a);
+            dls_cli_error("append", "unknown option %.*s (see 'daolease append --help')",
+                          (int)strcspn(a, "="), a);
             return -1;
         } else if (o->path) {
             dls_cli_error("append", "one PATH only, got %s too (see 'daolease append --help')", a);

@@ -119,11 +119,14 @@ static int parse_args(int argc, char **argv, opts *o)
                 return -1;
             }
             o->threads = (unsigned)n;
-        } else if (!bad && !strcmp(argv[i], "--from-checkpoint")) {
-            /* docs/audit.md, "Auditing only what is new": N is optional */
+        } else if (!bad && !strncmp(argv[i], "--from-checkpoint", 17) &&
+                   (argv[i][17] == 0 || argv[i][17] == '=')) {
+            /* docs/audit.md, "Auditing only what is new": N is optional,
+               "--from-checkpoint N" or "--from-checkpoint=N" */
             o->from_checkpoint = DLS_AUDIT_NEWEST_CHECKPOINT;
-            if (i + 1 < argc && strncmp(argv[i + 1], "--", 2)) {
-                const char *n = argv[++i];
+            bool joined = argv[i][17] == '=';
+            if (joined || (i + 1 < argc && strncmp(argv[i + 1], "--", 2))) {
+                const char *n = joined ? argv[i] + 18 : argv[++i];
                 char *end;
                 errno = 0;
                 unsigned long long p = strtoull(n, &end, 10);
@@ -148,8 +151,11 @@ static int parse_args(int argc, char **argv, opts *o)
             dls_cli_error(SUB, "%s needs a value (see 'daolease audit --help')", argv[i]);
             return -1;
         } else {
-            dls_cli_error(SUB, "unknown %s %s (see 'daolease audit --help')",
-                          argv[i][0] == '-' ? "option" : "argument", argv[i]);
+            bool opt = argv[i][0] == '-'; /* an option by its name only (a value may
+                                             hold a password) */
+            dls_cli_error(SUB, "unknown %s %.*s (see 'daolease audit --help')",
+                          opt ? "option" : "argument",
+                          opt ? (int)strcspn(argv[i], "=") : (int)strlen(argv[i]), argv[i]);
             return -1;
         }
     }

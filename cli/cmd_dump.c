@@ -118,7 +118,8 @@ static int parse_args(int argc, char **argv, dump_opts *o)
         } else if (bad) {
             return -1;
         } else if (a[0] == '-' && a[1]) {
-            dls_cli_error("dump", "unknown option %s (see 'daolease dump --help')", a);
+            dls_cli_error("dump", "unknown option %.*s (see 'daolease dump --help')",
+                          (int)strcspn(a, "="), a);
             return -1;
         } else if (o->path) {
             dls_cli_error("dump", "one PATH only, got %s too (see 'daolease dump --help')", a);

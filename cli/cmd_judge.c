@@ -224,9 +224,11 @@ static int open_journal(struct judge_proc *p)
     if (!strncmp(path, "redis://", 8)) {
         int rc = dls_cli_open(&p->journal, "judge", path, DLS_OPEN_APPEND, create,
                               dls_cli_sync(p->cfg.sync));
+        char shown[1024];
         if (rc == DLS_ERR_NOTFOUND) /* as a file journal's: never a silent fresh ledger */
             dls_cli_error("judge", "%s: no such journal (pass --create or set "
-                                   "\"create_journal\": true to start a new ledger)", path);
+                                   "\"create_journal\": true to start a new ledger)",
+                          dls_cli_shown(path, shown, sizeof shown));
         return rc;
     }
     if (dls_jetstream_is_url(path))

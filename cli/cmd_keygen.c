@@ -39,7 +39,8 @@ int dls_cmd_keygen(int argc, char **argv)
         } else if (bad) {
             return DLS_EXIT_USAGE;
         } else if (!strncmp(argv[i], "--", 2)) {
-            dls_cli_error("keygen", "unknown option %s (see 'daolease keygen --help')", argv[i]);
+            dls_cli_error("keygen", "unknown option %.*s (see 'daolease keygen --help')",
+                          (int)strcspn(argv[i], "="), argv[i]);
             return DLS_EXIT_USAGE;
         } else if (!name) {
             name = argv[i];

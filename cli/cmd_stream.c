@@ -149,7 +149,8 @@ static int cmd_create(int argc, char **argv)
             continue;
         }
         if (a[0] == '-' && a[1]) {
-            dls_cli_error("stream", "create: unknown option %s (see 'daolease stream --help')", a);
+            dls_cli_error("stream", "create: unknown option %.*s (see 'daolease stream --help')",
+                          (int)strcspn(a, "="), a);
             return DLS_EXIT_USAGE;
         }
         if (path) {

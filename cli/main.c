@@ -46,11 +46,12 @@ int dls_cli_bad_option(const char *sub, int c, char **argv)
 {
     char opt[3] = {'-', (char)optopt, 0};
     const char *name = optopt ? opt : argv[optind - 1];
+    int n = (int)strcspn(name, "="); /* the name only: a value may hold a password */
     if (c == ':')
         dls_cli_error(sub, "option %s needs a value (see 'daolease %s --help')",
                       argv[optind - 1], sub);
     else
-        dls_cli_error(sub, "unknown option %s (see 'daolease %s --help')", name, sub);
+        dls_cli_error(sub, "unknown option %.*s (see 'daolease %s --help')", n, name, sub);
     return DLS_EXIT_USAGE;
 }
 
@@ -72,8 +73,9 @@ int dls_cli_exact_options(const char *sub, int argc, char **argv, const struct o
         const struct option *o = opts;
         while (o->name && (strlen(o->name) != n || strncmp(o->name, a + 2, n)))
             o++;
-        if (!o->name) {
-            dls_cli_error(sub, "unknown option %s (see 'daolease %s --help')", a, sub);
+        if (!o->name) { /* the name only: a value may hold a password */
+            dls_cli_error(sub, "unknown option %.*s (see 'daolease %s --help')", (int)(n + 2), a,
+                          sub);
             return DLS_EXIT_USAGE;
         }
         if (o->has_arg == required_argument && !a[2 + n])

@@ -4193,9 +4193,16 @@ static void test_audit_cli_from_checkpoint(void **state)
     const char *argv[] = {"daolease", "audit", "--journal", c.jseg, "--grantor", "arbiter",
                           "--keyring", kr, "--media", c.east, "--checkpoints", c.ckpt,
                           "--from-checkpoint", n, NULL, NULL};
-    for (int newest = 0; newest < 2; newest++) {
+    char joined[64];
+    snprintf(joined, sizeof joined, "--from-checkpoint=%s", n);
+    /* 0: "--from-checkpoint N"; 1: "--from-checkpoint=N" (cli.md rev 5, One
+       option dialect); 2: the newest */
+    for (int form = 0; form < 3; form++) {
+        bool newest = form == 2;
+        if (form == 1)
+            argv[12] = joined, argv[13] = NULL;
         if (newest)
-            argv[13] = NULL;
+            argv[12] = "--from-checkpoint", argv[13] = NULL;
         uint64_t at = newest ? c.ck[c.nck - 1].pass : c.ck[1].pass;
         cli_out r = run_cli(NULL, argv);
         if (r.status != 0)
@@ -4207,7 +4214,7 @@ static void test_audit_cli_from_checkpoint(void **state)
             fail_msg("no '%s' in:\n%s", want, r.out);
         cli_free(&r);
     }
-    argv[13] = "x7";
+    argv[12] = "--from-checkpoint", argv[13] = "x7";
     cli_out r = run_cli(NULL, argv);
     assert_int_equal(r.status, 2);
     assert_non_null(strstr(r.err, "--from-checkpoint 'x7'"));

@@ -14,7 +14,8 @@ from ._lib import DaoleaseError, lib
 
 KNOWN = {"party", "key", "keyring", "grantor", "journal", "medium", "media", "ticks", "sync",
          "tolerance", "cadence", "duration", "min_duration", "max_duration", "max",
-         "lock_delay", "grace", "heartbeat", "takeover_after", "create_journal"}
+         "lock_delay", "grace", "heartbeat", "takeover_after", "create_journal",
+         "drain_budget", "drain_per_s"}
 PATHS = ("key", "keyring", "journal", "medium")
 
 

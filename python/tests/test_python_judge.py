@@ -231,3 +231,22 @@ def test_from_config_refuses_a_missing_journal(site):
     j = Judge.from_config(path, reclaim=lambda *a: True)
     j.close()
     assert os.path.exists(site.path("new-journal.dls"))
+
+
+def test_from_config_reads_the_drain_keys(site):
+    """docs/config.md drain_budget, drain_per_s: the file daolease judge
+    reads is read here with the same keys — accepted and given to the judge
+    (judge.md, The pass, step 2), and a bad value refused naming the key."""
+    cfg = json.load(open(site.path("judge.json")))
+    cfg.update({"drain_budget": 1, "drain_per_s": 0})
+    path = site.path("drain-judge.json")
+    with open(path, "w") as f:
+        json.dump(cfg, f)
+    j = Judge.from_config(path, reclaim=lambda *a: True)
+    j.close()
+    cfg["drain_per_s"] = -1
+    with open(path, "w") as f:
+        json.dump(cfg, f)
+    with pytest.raises(daolease.DaoleaseError) as e:
+        Judge.from_config(path, reclaim=lambda *a: True)
+    assert "drain_per_s" in str(e.value)
