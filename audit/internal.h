@@ -293,8 +293,8 @@ void au_read_journal(dls_audit *a, journal_state *js, dls_cursor *cur);
 /* Replays the mark being collected, if any. */
 void au_flush_mark(dls_audit *a, journal_state *js);
 
-/* start.c: where the replay starts (judge.md rev 4, Checkpoints, Audit;
- * issue 17 item 4). With the journal retained from position 0, *cur (a
+/* start.c: where the replay starts (judge.md rev 4, Checkpoints, Audit).
+ * With the journal retained from position 0, *cur (a
  * cursor at 0) is left as it is and true is answered. With its first
  * records gone, the oldest usable checkpoint of settings.checkpoints is
  * loaded into the audit's ledger and *cur replaced by a cursor at its

@@ -99,7 +99,7 @@ static void on_lapsed(dls_audit *a, const dls_fact *f)
     a->sum.lapsed++;
     audit_lease *l = au_lease_find(a, f->lease);
     if (!l) { /* judge.md "Audit replay": not due by the rules, for nothing was
-                 granted (issue 12 item 15) */
+                 granted */
         a->sum.unjustified_lapse++;
         au_detail(a, "unjustified lapse: pass %" PRIu64 " records lapsed (%s) for lease %" PRIu64
                   ", which the journal never granted", a->last_pass, dls_cause_name(f->cause),

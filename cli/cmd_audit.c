@@ -438,8 +438,8 @@ static int print_json_summary(dls_jbuf *b, const dls_audit *a, const char *grant
     j_strings(b, s->warnings, s->n_warnings);
     j_key(b, "failure_details", false);
     j_strings(b, s->failure_details, s->n_failure_details);
-    /* issue 17 item 4 (docs/audit.md, "A journal that starts at a
-     * checkpoint"): present only when they apply, like `incomplete` */
+    /* docs/audit.md, "A journal that starts at a checkpoint": present
+     * only when they apply, like `incomplete` */
     if (s->start_checkpoint) {
         j_key(b, "not_audited", false);
         dls_jbuf_puts(b, "{\"checkpoint\": ");
@@ -759,14 +759,13 @@ int dls_cmd_audit(int argc, char **argv)
     }
     memset(&w, 0, sizeof w);
     /* every renewal's pass and now is kept only for the picture: without
-     * --svg the audit's memory does not grow with the renewals (issue 13
-     * item 7) */
+     * --svg the audit's memory does not grow with the renewals (docs/audit.md) */
     dls_audit_settings set;
     dls_audit_settings_default(&set);
     set.keep_renewal_points = o.svg != NULL;
     set.threads = o.threads ? o.threads : cores_online(); /* docs/audit.md, Threads */
-    /* the judge's default folder, <journal>.ckpt, when it is there (issue
-     * 17 item 4: a journal whose front is gone starts at a checkpoint) */
+    /* the judge's default folder, <journal>.ckpt, when it is there (a
+     * journal whose front is gone starts at a checkpoint) */
     char *ckpt_default = NULL;
     struct stat st;
     if (!o.checkpoints && dls_cli_ckpt_folder(o.journal, &ckpt_default) == 0 && ckpt_default &&

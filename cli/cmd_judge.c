@@ -149,7 +149,7 @@ static int open_media(struct judge_proc *p)
     return 0;
 }
 
-/* A nats:// journal (issue 16 item 2; docs/jetstream.md, A journal on
+/* A nats:// journal (docs/jetstream.md, A journal on
  * JetStream): opened `exclusive` — every append expects the last sequence
  * this handle saw, so a judge that finds another writer's record fails
  * (DLS_ERR_LOCKED) and stops instead of interleaving — with the config's
@@ -277,7 +277,7 @@ static int open_journal(struct judge_proc *p)
     return rc;
 }
 
-/* issue 12 item 12: the party is the name in the key file, and the keyring
+/* The party is the name in the key file, and the keyring
  * holds the grantor (under this very key), or nothing the judge writes can
  * be verified by the holders and auditors that share it. */
 static int check_keys(struct judge_proc *p)
@@ -859,7 +859,7 @@ static int loop(struct judge_proc *p, uint64_t max_passes)
 }
 
 /* A count for --passes or --floor: decimal digits only, no sign, no
- * overflow (issue 12 item 11: strtoull took "-1" and "abc"). */
+ * overflow (strtoull alone takes "-1" and "abc"). */
 static int parse_count(const char *text, uint64_t *out)
 {
     if (!text || !*text || strspn(text, "0123456789") != strlen(text))

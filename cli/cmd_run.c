@@ -147,7 +147,7 @@ static void watch_journal(struct run *r)
             r->cfg.journal, r->subject, r->lease);
 }
 
-/* cli.md `run`, issue 12 item 13: a medium path that does not exist is an
+/* cli.md `run`: a medium path that does not exist is an
  * error (a typo would otherwise start a fresh medium the judge never reads)
  * unless creating it was asked for. */
 static int check_medium(const struct run *r)
@@ -242,8 +242,8 @@ static int assemble_retrying(struct run *r)
     }
 }
 
-/* Starts CMD in its own process group with the parent-death signal set
- * (issue 12 item 14): if `run` dies — even by SIGKILL, when it can neither
+/* Starts CMD in its own process group with the parent-death signal set:
+ * if `run` dies — even by SIGKILL, when it can neither
  * stop CMD nor renew — the kernel sends CMD SIGKILL, so CMD never works on
  * past a lease nobody renews. SIGKILL, not SIGTERM: nobody is left to
  * escalate after a grace. The getppid() check closes the race of `run`

@@ -1,5 +1,5 @@
 /* daolease status — who holds what now, read from the journal and media
- * (issue 15 item 3; docs/cli.md `status`).
+ * (docs/cli.md `status`).
  *
  * One read of the journal, then of each medium up to the last pass mark's
  * drained position. Each grant is stamped with the now of the pass mark
@@ -14,7 +14,7 @@
  * it unless a renewal arrives.
  *
  * With a checkpoint folder (--checkpoints, default <journal>.ckpt when it
- * exists; judge.md rev 4, Checkpoints; issue 17 item 4) status starts from
+ * exists; judge.md rev 4, Checkpoints) status starts from
  * the newest checkpoint whose commit record is on the journal after its
  * journal_next with the same digest and record count: its live leases, its
  * pass and now, each medium's drained position; then it reads the journal
@@ -494,7 +494,7 @@ static int open_media(status *s, char **specs, size_t n, dls_keyring *kr)
     return 0;
 }
 
-/* ---- starting from a checkpoint (issue 17 item 4) -------------------------------- */
+/* ---- starting from a checkpoint -------------------------------- */
 
 /* The checkpoint's header: what must be known before it can be used. */
 typedef struct ck_head {

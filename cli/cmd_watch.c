@@ -1,5 +1,5 @@
-/* daolease watch — follow a journal as it is written (issue 15 item 3;
- * docs/cli.md `watch`): grants, refusals and lapses with their cause, one
+/* daolease watch — follow a journal as it is written (docs/cli.md
+ * `watch`): grants, refusals and lapses with their cause, one
  * line each, stamped with the pass (and its now) they belong to. Reads only
  * the journal; polls every 50 ms at its end; SIGINT, SIGTERM or SIGHUP
  * stop it cleanly (exit 0), as does the journal's seal. A journal that

@@ -1,5 +1,5 @@
 /* daolease command — reading a journal and its media as an operator
- * (`status`, `watch`; issue 15 item 3). Only records and marks are read:
+ * (`status`, `watch`). Only records and marks are read:
  * no judge runs, nothing is written, no lock is taken.
  *
  * With a keyring (and the grantor's name) every journal record must verify

@@ -1,5 +1,5 @@
-/* Fuzz target for reading checkpoints (judge.md rev 4, Checkpoints; issue
- * 17 item 1). The input is a sequence of records, each a 2-byte
+/* Fuzz target for reading checkpoints (judge.md rev 4, Checkpoints). The
+ * input is a sequence of records, each a 2-byte
  * little-endian length then that many bytes (a checkpoint file's payloads),
  * and is also tried whole as a commit record's fact. Properties:
  *  - dls_ckpt_decode never crashes, reads out of bounds or allocates; an

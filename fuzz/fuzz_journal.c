@@ -40,7 +40,7 @@
  * now, then is deleted. Anything else than those answers aborts, as does
  * any crash, leak or out-of-bounds access the sanitizers see.
  *
- * Speed (issue 12 item 16; docs/fuzzing.md has the figures).
+ * Speed (docs/fuzzing.md has the figures).
  *   - Ed25519 is memoized: the target defines libsodium's
  *     crypto_sign_detached and crypto_sign_verify_detached, so the
  *     library's calls bind here; each answer is computed once by the real

@@ -1,6 +1,6 @@
 /* Fuzz target: redis:// URLs through the Redis medium's URL parser
- * (include/daolease/redis.h, "URLs"; issue 12 item 10: a long zero-padded
- * port overflowed a fixed buffer).
+ * (include/daolease/redis.h, "URLs"; a long zero-padded port once
+ * overflowed a fixed buffer).
  *
  * Never crashes. A failure is DLS_ERR_CONFIG with a reason and an offset
  * inside the URL (or DLS_ERR_NOMEM). A success holds a host of the allowed

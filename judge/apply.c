@@ -237,7 +237,7 @@ static bool decode(dls_judge *j, dls_bytes fact, dls_fact *f)
 /* Facts of a batch are applied in runs of RUN: all of a run are decoded and
  * their lease lookups' hash slots prefetched, then all looked up and their
  * leases prefetched, before the first is applied, so the cache misses of a
- * large ledger overlap (issue 13 item 4; measured in docs/bench.md). Step 2
+ * large ledger overlap (measured in docs/bench.md). Step 2
  * adds and removes no lease, so a lookup made before the run's earlier
  * facts are applied answers the same. */
 #define RUN 16

@@ -136,7 +136,7 @@ static int check_media(const dls_judge_settings *s, dls_where *w)
             if (memcmp(dls_medium_id(s->media[k].medium), dls_medium_id(m->medium),
                        DLS_MEDIUM_ID_LEN) == 0)
                 return refuse(w, DLS_ERR_DUPLICATE, i, "one medium listed twice");
-        /* issue 12 item 12: the judge would drain its own grants as lease
+        /* The judge would drain its own grants as lease
          * facts (and hold the writer lock of a medium it reads) */
         if (s->journal && memcmp(dls_medium_id(s->journal), dls_medium_id(m->medium),
                                  DLS_MEDIUM_ID_LEN) == 0)

@@ -667,7 +667,7 @@ int dls_checkpoint_prune(const char *dir, size_t keep, size_t *deleted, uint64_t
     return rc;
 }
 
-/* ---- the journal's retention (issue 17 item 3) -------------------------------- */
+/* ---- the journal's retention -------------------------------- */
 
 /* A checkpoint file of the folder as a restart would see it. */
 typedef struct ck_file {

@@ -205,7 +205,7 @@ int jj_lock(dls_judge *j, const char *path, dls_where *w)
     return 0;
 }
 
-/* The journal's own lock (judge.md, Assembly, revision 4; issue 12 item 4):
+/* The journal's own lock (judge.md, Assembly, revision 4):
  * an exclusive flock(2) on the journal itself — the file, or the directory
  * of a segmented journal — held for the judge's lifetime. flock locks
  * belong to the open file description of the inode, so two judges reaching

@@ -194,7 +194,7 @@ void jset_free(jset *t)
 /* A jset slot: the low JSET_REF_BITS hold ref + 1 (0 = empty), the bits
  * above them the low bits of the entry's hash (its tag). A probe whose tag
  * differs skips the callback, which would read the caller's entry: a
- * cache miss a probe at 10^6 entries (issue 17, restart). */
+ * cache miss a probe at 10^6 entries. */
 #define JSET_REF_MASK ((1u << JSET_REF_BITS) - 1u)
 static inline uint32_t set_slot(uint32_t h, uint32_t ref)
 {

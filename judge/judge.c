@@ -658,7 +658,7 @@ int dls_judge_pass(dls_judge *j, dls_judge_pass_result *r)
 
 /* ---- owner acts and introspection ---------------------------------------------------------- */
 
-/* One meaning of fatal (issue 14 item 5): a failed step leaves the ledger
+/* One meaning of fatal: a failed step leaves the ledger
  * untrusted, so the handle stops and answers a code in the fatal range —
  * the step's own code when it is fatal already (a journal write),
  * DLS_ERR_FATAL_NOMEM for out of memory, DLS_ERR_FATAL_STEP otherwise —

@@ -90,7 +90,7 @@ int dls_mp_skip_any(const uint8_t *p, size_t n, size_t off, size_t *end);
 
 /* One key as a verifier needs it: kind, key bytes and, for a MAC key, the
  * HMAC-SHA-512-256 state after absorbing the key (inner and outer pads),
- * precomputed once when the key is added (issue 13 item 4): a verify copies
+ * precomputed once when the key is added: a verify copies
  * it and hashes M only. All borrowed from the keyring's arenas. */
 typedef struct dls_key_ref {
     dls_key_kind kind;

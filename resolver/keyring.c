@@ -27,7 +27,7 @@ struct dls_keyring {
     size_t count, cap;
     dls_vec ents;    /* kr_entry, count in use (ents.n is not used) */
     uint8_t *keys;   /* sodium_malloc(cap * DLS_KEY_LEN), read-only between changes */
-    /* MAC keys' HMAC states after absorbing the key (issue 13 item 4):
+    /* MAC keys' HMAC states after absorbing the key:
      * sodium_malloc(mac_cap * sizeof(mac_state)), read-only between changes,
      * wiped on free like the keys they are derived from. */
     size_t mac_count, mac_cap;

@@ -106,7 +106,7 @@ int dls_resolver_check(const dls_resolver *r, const uint8_t medium_id[DLS_MEDIUM
     return 0;
 }
 
-/* HMAC-SHA-512-256 from the key's precomputed state (issue 13 item 4): the
+/* HMAC-SHA-512-256 from the key's precomputed state: the
  * state after absorbing the key is copied, M is hashed piecewise straight
  * from the record (no copy into the scratch buffer), and the tag is compared
  * in constant time. Equal to crypto_auth_verify over the whole M. */

@@ -43,7 +43,7 @@ static bool blank(uint8_t c)
 }
 
 /* The index of the first byte of p[0..n) that is not a hex digit (either
- * case), or n, through libsodium's decoder (issue 14 item 6). n is at most
+ * case), or n, through libsodium's decoder. n is at most
  * a keyring line. sodium_hex2bin stops at the first invalid byte, but backs
  * off one digit when it stops after an odd count: then p[k] is a digit and
  * the byte after it is the culprit (or the end). */
@@ -174,8 +174,8 @@ int dls_read_secret_file(const char *path, size_t max, uint8_t **buf, size_t *n,
 {
     *buf = NULL;
     *n = 0;
-    /* O_NONBLOCK: opening a FIFO for reading must not wait for a writer
-     * (issue 12 item 11); the file is refused below unless regular, and
+    /* O_NONBLOCK: opening a FIFO for reading must not wait for a writer;
+     * the file is refused below unless regular, and
      * O_NONBLOCK does not change reads of a regular file. */
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
     if (fd < 0)

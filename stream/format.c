@@ -49,7 +49,7 @@ bool dls_record_is_seal(const uint8_t *p, size_t n)
 
 int dls_st_fail(dls_where *w, int code, uint64_t offset, const char *reason, int err)
 {
-    /* Say what happened (issue 12 item 13): a refused permission is not an
+    /* Say what happened: a refused permission is not an
      * input/output error. errno stays in w->sys_errno for every code, so
      * that EMFILE, ENOSPC, … are named by the message (strerror). */
     if (code == DLS_ERR_IO && (err == EACCES || err == EPERM))

@@ -323,7 +323,7 @@ int dls_st_random_id(uint8_t id[DLS_MEDIUM_ID_LEN]);
 
 /* The reason given for a medium path (or a segment, medium.id,
  * medium.bounds) that is not a regular file or a directory: refused at
- * once, never opened in a way that could block (issue 12 item 11). */
+ * once, never opened in a way that could block. */
 #define DLS_ST_NOT_REGULAR \
     "not a regular file or a directory (a FIFO, device or socket is refused)"
 

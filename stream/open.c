@@ -82,7 +82,7 @@ int dls_medium_open(dls_medium **out, const char *path, dls_open_mode mode,
     if (S_ISDIR(st.st_mode))
         return dls_st_segmented_open(out, path, mode, s, w);
     /* A FIFO would block the open (and every read) forever; a device or a
-     * socket is no stream file either (issue 12 item 11). The file backend
+     * socket is no stream file either. The file backend
      * checks again on its descriptor, opened without blocking. */
     if (!S_ISREG(st.st_mode))
         return dls_st_fail(w, DLS_ERR_INVAL, 0, DLS_ST_NOT_REGULAR, 0);

@@ -70,7 +70,7 @@ void dls_st_tail_fini(dls_st_tail *t)
 int dls_st_tail_refresh(dls_st_tail *t, bool repair, dls_where *w)
 {
     /* The size alone, by lseek: half the cost of fstat, and this runs
-     * under the writer lock of every shared append (issue 13 item 3).
+     * under the writer lock of every shared append.
      * Every read and write of the library is positioned (pread/pwrite),
      * so the file offset this moves is never used. */
     off_t end = lseek(t->fd, 0, SEEK_END);

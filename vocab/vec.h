@@ -1,4 +1,4 @@
-/* daolease — one growable array (issue 14 item 6).
+/* daolease — one growable array.
  *
  * Elements of one size in one malloc'd block that doubles when full; every
  * size computation is checked for overflow, and a failed growth leaves the

@@ -244,8 +244,8 @@ typedef struct dls_audit_summary {
      * judge.md; a warning, never a failure) */
     uint64_t checkpoints_checked, checkpoints_mismatch, checkpoints_missing, checkpoints_damaged;
 
-    /* Starting at a checkpoint (judge.md rev 4, Checkpoints, Audit; issue 17
-     * item 4). `journal_first` is the journal's first retained position (0:
+    /* Starting at a checkpoint (judge.md rev 4, Checkpoints, Audit).
+     * `journal_first` is the journal's first retained position (0:
      * retained from its start). When it is above 0 (older segments deleted)
      * the audit starts from the oldest checkpoint in settings.checkpoints
      * whose grantor-signed commit record is in the retained journal, whose

@@ -1,4 +1,4 @@
-/* daolease — the owner's view of its judge's live leases (issue 15; spec:
+/* daolease — the owner's view of its judge's live leases (spec:
  * judge.md, The ledger).
  *
  * An owner maps lease ids to its resources and holders. Beside the reclaim

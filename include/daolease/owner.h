@@ -1,5 +1,5 @@
-/* daolease — an owner's judge assembled from a configuration (issue 15
- * item 2; docs/judge.md "A first pass"; the keys of docs/config.md).
+/* daolease — an owner's judge assembled from a configuration
+ * (docs/judge.md "A first pass"; the keys of docs/config.md).
  *
  * dls_judge_new takes borrowed parts: the grantor's secret, a journal
  * opened for append, tick sources with resolvers, lease-fact media with

@@ -344,7 +344,7 @@ static dls_next gap_to(rds_cur *c, uint64_t to, dls_record *rec)
     return DLS_NEXT_GAP;
 }
 
-/* A bad entry (issue 12 item 9: an XADD by hand, a tampered K:next): the
+/* A bad entry (an XADD by hand, a tampered K:next): the
  * cursor answers transport-error at its position, and w->reason names the
  * entry's id, so that an operator can look at it and XDEL it. The page is
  * dropped, so that the next call reads Redis again (and goes on once the

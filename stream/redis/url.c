@@ -171,7 +171,7 @@ static int hostport(rds_url *u, const char *s, size_t n, size_t off, dls_where *
         if (dls_dec_u64(port, pn, &p) != 0 || p == 0 || p > 65535)
             return bad(w, off + (size_t)(port - s), "the port must be 1 … 65535");
         /* the value, not the bytes: "0000000000000006391" is port 6391
-         * and must not be copied into the 8-byte buffer (issue 12 item 10) */
+         * and must not be copied into the 8-byte buffer */
         snprintf(u->port, sizeof u->port, "%u", (unsigned)p);
     } else {
         memcpy(u->port, "6379", 5);
