@@ -42,7 +42,7 @@ static void late_renewal_of(dls_audit *a, dls_bytes holder)
  * check, in the judge's order (judge/apply.c, evidence_for), so that a fact
  * failing several conditions lands under the same counter in both: unknown
  * lease, then gate 2 (only the registered medium), then gate 1 (only the
- * lease's holder). Issue 14 item 4. */
+ * lease's holder). */
 static audit_lease *evidence_for(dls_audit *a, size_t mix, dls_bytes author, uint64_t id)
 {
     audit_lease *l = au_lease_find(a, id);

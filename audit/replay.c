@@ -147,7 +147,7 @@ static uint32_t basis_intern(dls_audit *a, const uint8_t *p, size_t n, bool *fre
  * answered transport-error at resume (in its errors); a gap at resume marks
  * the medium's leases unknown when the drained spans are read, as at any
  * pass; a basis change was handled before. Revision 3 (restarted without
- * kept): every recovered lease is re-armed. Issue 12 item 17. */
+ * kept): every recovered lease is re-armed. */
 static void restart_leases(dls_audit *a, const dls_amark *mk)
 {
     for (size_t i = 0; i < a->n_live; i++) {

@@ -126,7 +126,7 @@ static int hold(dls_judge *j, jm_medium *m, const dls_record *rec)
  * in facts, never splitting a batch — one that would pass the rest of the
  * budget waits (held) unless it is the first record of the pass; once the
  * budget is used up the judge looks one record ahead, and a medium blocked
- * right then counts as drained. Issue 13 item 6. */
+ * right then counts as drained. */
 static int drain_records(dls_judge *j, uint16_t mi)
 {
     jm_medium *m = &j->media[mi];

@@ -5,7 +5,9 @@
 #   (a) sizes: no library file over 900 lines, no function over 120 lines;
 #   (b) loops: no call loop and no include loop between library files;
 #   (c) layers: every header belongs to a component, and a component includes
-#       and calls only the components the LAYERS table below allows.
+#       and calls only the components the LAYERS table below allows;
+#   (e) comments: no library, command or fuzz-target file names a tracker
+#       number ("issue 12"): comments name the doc or spec section.
 #
 # Usage:
 #   house.sh [ROOT [BUILD]]      check ROOT (default: the tree holding this
@@ -16,7 +18,8 @@
 #                                library objects, plant one violation of each
 #                                kind (a long file, a long function, a call
 #                                loop, an include loop, a layer breach by
-#                                include and by call) and fail if any one is
+#                                include and by call, a tracker number in a
+#                                comment) and fail if any one is
 #                                not caught; the unplanted copy must pass
 #
 # How functions are measured: each library .c file is read with comments,
@@ -194,6 +197,23 @@ for rel in files:
                     fail('size', f'{rel}:{l0}: {name} has {l1 - l0 + 1} lines (limit {MAX_FUNC})')
                 start = None
 
+# (e) comments name the doc or spec section they rely on, never a tracker
+# number (docs/style.md, Comments): the library, the command, fuzz targets
+tracker = re.compile(r'\b[Ii]ssues? \d+')
+extra = []
+for d in ('cli', 'fuzz'):
+    for dp, dn, fn in os.walk(os.path.join(root, d)):
+        dn.sort()
+        extra += [os.path.relpath(os.path.join(dp, f), root) for f in sorted(fn)
+                  if f.endswith(('.c', '.h'))]
+for rel in files + hdrs + extra:
+    src = open(os.path.join(root, rel), encoding='utf-8', errors='replace').read()
+    m = tracker.search(src)
+    if m:
+        line = src.count('\n', 0, m.start()) + 1
+        fail('comment', f'{rel}:{line}: names a tracker number ("{m.group(0)}"); name the '
+             'doc or spec section instead (docs/style.md, Comments)')
+
 # (b) include graph and (c) include layers
 inc_re = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([^"]+)"', re.M)
 ig = {}
@@ -333,6 +353,7 @@ self_test() {
   plant "layer call" "stream calls planted_j of judge" '
     mkdir -p bin; printf "#!/bin/sh\ncase \"\$1\" in *stream_file.c.o) echo \"                 U planted_j\";; *judge_ledger.c.o) echo \"0000000000000000 T planted_j\";; esac\nexec %s \"\$@\"\n" "$(command -v nm)" >bin/nm; chmod +x bin/nm'
   # an unknown public header
+  plant "tracker number" "names a tracker number" 'echo "/* see issue 99 */" >>vocab/arith.c'
   plant "unknown header" "missing from the OWNERS table" 'echo "int x;" >include/daolease/planted.h; echo "#include \"daolease/planted.h\"" >>judge/judge.c'
   echo "$ok passed, $bad failed"
   [ "$bad" -eq 0 ]
