@@ -13,6 +13,7 @@
 #include "daolease/audit.h"
 #include "daolease/stream.h"
 #include "daolease/fact.h"
+#include "vocab/hex.h" /* dls_hex16: ids in messages */
 
 /* Reasons counted on the media (fixed order: the order of the reports). */
 enum { FORGED_SIGNATURE, FORGED_UNKNOWN_AUTHOR, FORGED_WRONG_KEY_KIND, FORGED_BARE_FACT,
@@ -245,7 +246,6 @@ void au_heap_rebuild(dls_audit *a, uint64_t tol);
 void au_candidate(dls_audit *a, audit_lease *l);
 
 /* report.c: messages and the summary */
-void au_hex16(const uint8_t id[DLS_MEDIUM_ID_LEN], char out[33]);
 void au_printable(const uint8_t *p, size_t n, char *out, size_t cap);
 void au_warn(dls_audit *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void au_detail(dls_audit *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

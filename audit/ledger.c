@@ -91,7 +91,7 @@ audit_medium *au_medium_get(dls_audit *a, const uint8_t id[DLS_MEDIUM_ID_LEN], s
     else
         a->nomem = true;
     char hx[33];
-    au_hex16(id, hx);
+    dls_hex16(id, hx);
     au_warn(a, "medium %s is named by the journal but was not given: the leases registered on "
             "it are unverifiable", hx);
     return m;

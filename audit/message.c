@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <sodium.h>
 
 #include "vocab/vec.h"
 
@@ -22,11 +21,6 @@ int au_grow(void **arr, size_t n, size_t *cap, size_t elem)
     *arr = v.p;
     *cap = v.cap;
     return rc;
-}
-
-void au_hex16(const uint8_t id[DLS_MEDIUM_ID_LEN], char out[33])
-{
-    sodium_bin2hex(out, 33, id, DLS_MEDIUM_ID_LEN); /* lower case */
 }
 
 /* A printable copy of a name for messages (bytes outside 0x20–0x7E as \xHH). */

@@ -54,7 +54,7 @@ static void missing_span(dls_audit *a, size_t mix, const dls_amark *mk, uint64_t
     if (from >= to || covered_by_judge_gap(mk, a->media[mix].id, from, to))
         return;
     char hx[33];
-    au_hex16(a->media[mix].id, hx);
+    dls_hex16(a->media[mix].id, hx);
     au_warn(a, "medium %s: records %" PRIu64 "..%" PRIu64 " drained at pass %" PRIu64
             " cannot be read (%s): the leases registered on it are unverifiable from there",
          hx, from, to - 1, a->last_pass, why);
@@ -99,7 +99,7 @@ static void read_span(dls_audit *a, size_t mix, const dls_amark *mk, uint64_t to
             continue;
         }
         char hx[33];
-        au_hex16(m->id, hx);
+        dls_hex16(m->id, hx);
         if (r == DLS_NEXT_ERROR) {
             m->read_stopped = true;
             au_warn(a, "medium %s: transport-error at position %" PRIu64 " (%s)", hx, c,
@@ -200,7 +200,7 @@ static void new_journal(dls_audit *a, const dls_amark *mk, bool first)
         }
         if (rc) {
             char hx[33];
-            au_hex16(m->id, hx);
+            dls_hex16(m->id, hx);
             au_warn(a, "medium %s cannot be read from position %" PRIu64 " (%s)", hx,
                     m->drained, dls_strerror(rc));
             m->read_stopped = true;
@@ -327,7 +327,7 @@ void au_process_mark(dls_audit *a, const dls_amark *mk)
         uint64_t to = mk->drained[i].position;
         if (to < m->drained) {
             char hx[33];
-            au_hex16(m->id, hx);
+            dls_hex16(m->id, hx);
             au_journal_malformed(a);
             au_detail(a, "journal: pass %" PRIu64 " drained medium %s to %" PRIu64
                       ", behind %" PRIu64 " (positions must not go backwards)",

@@ -104,7 +104,7 @@ static int load_header(load_state *ls, const dls_ckpt_rec *r)
             return rc;
         if (rc) {
             char hx[33];
-            au_hex16(m->id, hx);
+            dls_hex16(m->id, hx);
             au_warn(a, "medium %s cannot be read from position %" PRIu64 " (%s)", hx, m->drained,
                     dls_strerror(rc));
             m->read_stopped = true;

@@ -26,6 +26,7 @@
 #include "daolease/audit.h"
 #include "daolease/stream.h"
 #include "cli/json/json.h"
+#include "vocab/hex.h"
 
 #define EXIT_CANNOT 3
 #define SUB "audit"
@@ -192,11 +193,6 @@ static void where_error(const char *file, const char *what, int rc, const dls_wh
         dls_cli_error(SUB, "%s: %s: %s", file, what, reason);
 }
 
-static void hex16(const uint8_t *id, char out[33])
-{
-    sodium_bin2hex(out, 33, id, 16); /* lower case */
-}
-
 /* ---- JSON output ------------------------------------------------------------ */
 
 static void j_cause(dls_jbuf *b, dls_cause c)
@@ -233,7 +229,7 @@ static void j_str(dls_jbuf *b, const char *s)
 static void j_hex(dls_jbuf *b, const uint8_t *id)
 {
     char hx[33];
-    hex16(id, hx);
+    dls_hex16(id, hx);
     j_str(b, hx);
 }
 
@@ -535,7 +531,7 @@ static void print_human(const dls_audit *a, const char *journal, const char *gra
     const dls_audit_summary *s = dls_audit_summary_of(a);
     dls_jbuf b = {0};
     char hx[33];
-    hex16(s->journal_id, hx);
+    dls_hex16(s->journal_id, hx);
     size_t n = dls_audit_lease_count(a);
     printf("audit of %s (grantor %s, journal %s): %" PRIu64 " pass marks", journal, grantor, hx,
            s->passes);

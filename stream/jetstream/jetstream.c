@@ -12,31 +12,7 @@
 #include <time.h>
 
 #include "stream/jetstream/jsm_nats.h"
-
-static void hex_of(const uint8_t *id, char out[33])
-{
-    static const char digits[] = "0123456789abcdef";
-    for (int i = 0; i < DLS_MEDIUM_ID_LEN; i++) {
-        out[2 * i] = digits[id[i] >> 4];
-        out[2 * i + 1] = digits[id[i] & 15];
-    }
-    out[32] = 0;
-}
-
-static int unhex(const char *s, uint8_t *id)
-{
-    for (int i = 0; i < 32; i++) {
-        char c = s[i];
-        int v = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-        if (v < 0)
-            return -1;
-        if (i % 2 == 0)
-            id[i / 2] = (uint8_t)(v << 4);
-        else
-            id[i / 2] |= (uint8_t)v;
-    }
-    return s[32] == 0 ? 0 : -1;
-}
+#include "vocab/hex.h"
 
 static void jsm_free(jsm *m)
 {
@@ -198,13 +174,13 @@ static int adopt(jsm *m, const jsStreamInfo *si, const jsm_url *u,
     const jsStreamConfig *c = si->Config;
     const char *d = c ? c->Description : NULL;
     if (!d || strncmp(d, DESC_PREFIX, strlen(DESC_PREFIX)) ||
-        unhex(d + strlen(DESC_PREFIX), m->id))
+        dls_unhex16(d + strlen(DESC_PREFIX), strlen(d + strlen(DESC_PREFIX)), m->id))
         return fail(w, DLS_ERR_MEDIUM_ID,
                     "the stream's description is not \"daolease medium <32 hex>\" "
                     "(a stream daolease did not make)");
     if (s->id && memcmp(s->id, m->id, DLS_MEDIUM_ID_LEN))
         return fail(w, DLS_ERR_MEDIUM_ID, "the stream holds a medium with another id");
-    hex_of(m->id, m->hex);
+    dls_hex16(m->id, m->hex);
     /* sealing makes the server switch a stream to discard-new (nothing more
      * comes in anyway) */
     if (c->Retention != js_LimitsPolicy || (c->Discard != js_DiscardOld && !c->Sealed))
@@ -391,7 +367,7 @@ int dls_jetstream_create(dls_medium **out, const char *url, const dls_jetstream_
     if (!rc) {
         char subject[DLS_JETSTREAM_NAME_MAX + 16], desc[64], hex[33];
         snprintf(subject, sizeof subject, "daolease.%s", m->stream);
-        hex_of(id, hex);
+        dls_hex16(id, hex);
         snprintf(desc, sizeof desc, DESC_PREFIX "%s", hex);
         const char *subjects[1] = {subject};
         jsStreamConfig c;

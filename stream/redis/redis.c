@@ -13,24 +13,9 @@
 #include <string.h>
 
 #include "stream/redis/handle.h"
+#include "vocab/hex.h"
 
 /* ---- ids ---------------------------------------------------------------- */
-
-static void hex16(char out[33], const uint8_t id[16])
-{
-    sodium_bin2hex(out, 33, id, 16); /* lower case */
-}
-
-/* 32 lower-case hex digits (the form hex16 writes; upper case refused). */
-static int unhex16(const char *s, size_t n, uint8_t id[16])
-{
-    if (n != 32)
-        return -1;
-    for (size_t i = 0; i < 32; i++)
-        if (s[i] >= 'A' && s[i] <= 'F')
-            return -1;
-    return sodium_hex2bin(id, 16, s, 32, NULL, NULL, NULL) == 0 ? 0 : -1;
-}
 
 /* ---- session ------------------------------------------------------------ */
 
@@ -196,7 +181,7 @@ static int run_create(rds *r, const uint8_t *want_id, dls_where *w)
             return rds_fail(w, DLS_ERR_SODIUM, 0, "libsodium failed to initialise");
         randombytes_buf(r->id, DLS_MEDIUM_ID_LEN);
     }
-    hex16(r->idhex, r->id);
+    dls_hex16(r->id, r->idhex);
     char ml[24];
     rds_u64s(ml, r->maxlen);
     rds_buf_reset(&r->out);
@@ -305,7 +290,7 @@ static int check_layout(rds *r, bool created, const uint8_t *want_id, uint64_t w
         uint8_t id[DLS_MEDIUM_ID_LEN];
         if (idr->type != REDIS_REPLY_STRING)
             rc = rds_fail(w, DLS_ERR_MEDIUM_ID, 0, "the key has no :id: not a daolease medium");
-        else if (unhex16(idr->str, idr->len, id) != 0)
+        else if (dls_unhex16(idr->str, idr->len, id) != 0)
             rc = rds_fail(w, DLS_ERR_MEDIUM_ID, 0, "the medium's :id is not 32 lower-case hex characters");
         else if (created && memcmp(id, r->id, DLS_MEDIUM_ID_LEN) != 0)
             rc = rds_fail(w, DLS_ERR_MEDIUM_ID, 0, "the medium's id changed while it was created");
@@ -313,7 +298,7 @@ static int check_layout(rds *r, bool created, const uint8_t *want_id, uint64_t w
             rc = rds_fail(w, DLS_ERR_MEDIUM_ID, 0, "the medium's id is not the expected one");
         else {
             memcpy(r->id, id, DLS_MEDIUM_ID_LEN);
-            hex16(r->idhex, r->id);
+            dls_hex16(r->id, r->idhex);
         }
     }
     if (!rc) {
