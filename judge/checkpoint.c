@@ -26,6 +26,7 @@
 #include "judge/ckhash.h"
 #include "judge/internal.h"
 #include "vocab/internal.h"
+#include "vocab/where.h"
 
 #define CK_CHUNK 65536u          /* records per append at most */
 #define CK_FLUSH (4u << 20)      /* bytes of payloads buffered before an append */
@@ -431,11 +432,7 @@ static int write_authors(dls_judge *j, ck_out *o)
 
 static int io_fail(dls_where *w, int e, const char *reason)
 {
-    if (w) {
-        w->sys_errno = e;
-        w->reason = reason;
-    }
-    return DLS_ERR_IO;
+    return dls_where_fill(w, DLS_ERR_IO, (dls_where){.reason = reason, .sys_errno = e});
 }
 
 /* Creates tmp (a torn attempt a crash left there is never committed:

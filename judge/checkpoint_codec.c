@@ -8,6 +8,7 @@
 #include "daolease/checkpoint.h"
 #include "vocab/internal.h"
 #include "vocab/mp.h"
+#include "vocab/where.h"
 
 /* Value kinds of the keys: u uint, U uint|nil, n ns uint, N ns|nil,
  * d duration, D duration|nil, s str, b bin, i bin 16, I bin 16|nil,
@@ -49,11 +50,7 @@ static const ck_key K_AUTHOR[] = {
 
 static int bad(dls_where *w, size_t off, const char *reason)
 {
-    if (w) {
-        w->offset = off;
-        w->reason = reason;
-    }
-    return DLS_ERR_RECORD;
+    return dls_where_fill(w, DLS_ERR_RECORD, (dls_where){.offset = off, .reason = reason});
 }
 
 static size_t nkeys(const ck_key *k)

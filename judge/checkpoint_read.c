@@ -16,6 +16,9 @@
 #include "daolease/checkpoint.h"
 #include "daolease/stream.h"
 #include "judge/ckhash.h"
+#include "vocab/dec.h"
+#include "vocab/vec.h"
+#include "vocab/where.h"
 
 static int by_asc(const void *a, const void *b)
 {
@@ -34,45 +37,29 @@ int dls_checkpoint_list(const char *dir, uint64_t **passes, size_t *n)
     DIR *d = opendir(dir);
     if (!d)
         return 0; /* none */
-    uint64_t *v = NULL;
-    size_t cnt = 0, cap = 0;
+    dls_vec v = {0};
     int rc = 0;
     struct dirent *e;
     while (!rc && (e = readdir(d)) != NULL) {
-        const char *s = e->d_name;
-        if (strlen(s) != 24 || strcmp(s + 20, ".dls") != 0)
+        const char *s = e->d_name; /* PASS.dls, PASS 20 decimal digits */
+        uint64_t x;
+        if (strlen(s) != 24 || strcmp(s + 20, ".dls") != 0 || dls_dec_u64(s, 20, &x))
             continue;
-        uint64_t x = 0;
-        bool ok = true;
-        for (int i = 0; i < 20 && ok; i++) {
-            if (s[i] < '0' || s[i] > '9' || x > (UINT64_MAX - 9) / 10)
-                ok = false;
-            else
-                x = x * 10 + (uint64_t)(s[i] - '0');
-        }
-        if (!ok)
-            continue;
-        if (cnt == cap) {
-            size_t ncap = cap ? cap * 2 : 16;
-            uint64_t *nv = realloc(v, ncap * sizeof *nv);
-            if (!nv) {
-                rc = DLS_ERR_NOMEM;
-                break;
-            }
-            v = nv;
-            cap = ncap;
-        }
-        v[cnt++] = x;
+        uint64_t *slot = dls_vec_push(&v, sizeof *slot);
+        if (slot)
+            *slot = x;
+        else
+            rc = DLS_ERR_NOMEM;
     }
     closedir(d);
     if (rc) {
-        free(v);
+        dls_vec_free(&v);
         return rc;
     }
-    if (cnt > 1)
-        qsort(v, cnt, sizeof *v, by_asc);
-    *passes = v;
-    *n = cnt;
+    if (v.n > 1)
+        qsort(v.p, v.n, sizeof(uint64_t), by_asc);
+    *passes = v.p;
+    *n = v.n;
     return 0;
 }
 
@@ -86,12 +73,7 @@ int dls_checkpoint_path(const char *dir, uint64_t pass, char *out, size_t cap)
 
 static int fill(dls_where *w, int rc, uint64_t offset, const char *reason)
 {
-    if (w) {
-        memset(w, 0, sizeof *w);
-        w->offset = offset;
-        w->reason = reason;
-    }
-    return rc;
+    return dls_where_fill(w, rc, (dls_where){.offset = offset, .reason = reason});
 }
 
 int dls_checkpoint_read(const char *dir, uint64_t pass, dls_ckpt_record_fn fn, void *user,
