@@ -16,6 +16,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <sodium.h>
+
 #include "support.h"
 
 void sleep_ms(unsigned ms)
@@ -105,4 +107,13 @@ int free_port(void)
         port = ntohs(a.sin_port);
     close(fd);
     return port;
+}
+
+size_t test_unhex(const char *hex, uint8_t *out, size_t cap)
+{
+    size_t len = strlen(hex), got = 0;
+    assert_true(len % 2 == 0 && len / 2 <= cap);
+    assert_int_equal(sodium_hex2bin(out, cap, hex, len, NULL, &got, NULL), 0);
+    assert_int_equal(got, len / 2);
+    return got;
 }

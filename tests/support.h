@@ -1,11 +1,13 @@
-/* daolease tests — process and timing helpers shared by the test programs
- * that start commands and servers (test_e2e, test_run, test_judge_proc,
- * test_redis, test_jetstream, test_holder). Tests only: these read the host
+/* daolease tests — helpers shared by the test programs: processes and
+ * timing for those that start commands and servers (test_e2e, test_run,
+ * test_judge_proc, test_redis, test_jetstream, test_holder), and hex
+ * decoding for the vectors and fixtures. Tests only: these read the host
  * clock and fork, which the core never does. Failures go through cmocka
  * (include <cmocka.h> before this header). */
 #ifndef DLS_TESTS_SUPPORT_H
 #define DLS_TESTS_SUPPORT_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -30,5 +32,9 @@ int wait_status(pid_t pid);
 
 /* A TCP port on 127.0.0.1 free a moment ago, or -1. */
 int free_port(void);
+
+/* Decodes the whole hex string (asserted: even length, every digit hex, at
+ * most cap bytes) into out; the number of bytes. */
+size_t test_unhex(const char *hex, uint8_t *out, size_t cap);
 
 #endif

@@ -24,6 +24,7 @@
 #include <sodium.h>
 #include <zlib.h>
 
+#include "support.h"
 #include "vocab/htab.h"
 #include "daolease/attrib.h"
 #include "resolver/dump.h"
@@ -70,13 +71,6 @@ static uint8_t *read_file(const char *path, size_t *n)
     b[*n] = 0;
     fclose(f);
     return b;
-}
-
-static size_t unhex(const char *h, uint8_t *out, size_t cap)
-{
-    size_t n;
-    assert_int_equal(sodium_hex2bin(out, cap, h, strlen(h), NULL, &n, NULL), 0);
-    return n;
 }
 
 static void tohex(const uint8_t *p, size_t n, char *out)
@@ -235,15 +229,15 @@ static void test_vectors_envelopes(void **state)
         const char *author = json_string_value(json_object_get(j, "author"));
         bool is_mac = json_object_get(j, "mac_key_hex") != NULL;
         uint8_t key[32], medium[16], signed_for[16], tag[64];
-        unhex(json_string_value(json_object_get(j, is_mac ? "mac_key_hex" : "seed_hex")), key, 32);
-        unhex(json_string_value(json_object_get(j, "medium_id_hex")), medium, 16);
+        test_unhex(json_string_value(json_object_get(j, is_mac ? "mac_key_hex" : "seed_hex")), key, 32);
+        test_unhex(json_string_value(json_object_get(j, "medium_id_hex")), medium, 16);
         json_t *sf = json_object_get(j, "signed_for_medium_hex");
-        unhex(json_string_value(sf ? sf : json_object_get(j, "medium_id_hex")), signed_for, 16);
-        size_t fact_n = unhex(json_string_value(json_object_get(j, "fact_hex")), fact, sizeof fact);
-        size_t msg_n = unhex(json_string_value(json_object_get(j, "message_hex")), msg, sizeof msg);
-        size_t tag_n = unhex(json_string_value(json_object_get(j, is_mac ? "mac_hex" : "sig_hex")),
+        test_unhex(json_string_value(sf ? sf : json_object_get(j, "medium_id_hex")), signed_for, 16);
+        size_t fact_n = test_unhex(json_string_value(json_object_get(j, "fact_hex")), fact, sizeof fact);
+        size_t msg_n = test_unhex(json_string_value(json_object_get(j, "message_hex")), msg, sizeof msg);
+        size_t tag_n = test_unhex(json_string_value(json_object_get(j, is_mac ? "mac_hex" : "sig_hex")),
                              tag, sizeof tag);
-        size_t env_n = unhex(json_string_value(json_object_get(j, "envelope_hex")), exp_env,
+        size_t env_n = test_unhex(json_string_value(json_object_get(j, "envelope_hex")), exp_env,
                              sizeof exp_env);
         bool verifies = json_is_true(json_object_get(j, "verifies"));
         json_t *why = json_object_get(j, "why");
@@ -263,7 +257,7 @@ static void test_vectors_envelopes(void **state)
                          0);
         if (!is_mac) {
             uint8_t pk[32];
-            unhex(json_string_value(json_object_get(j, "public_key_hex")), pk, 32);
+            test_unhex(json_string_value(json_object_get(j, "public_key_hex")), pk, 32);
             assert_memory_equal(dls_secret_public(s), pk, 32);
         }
         /* Sealing for the medium it was signed for reproduces the envelope
@@ -1216,7 +1210,7 @@ static void test_keyring_parse_accepts(void **state)
     dls_key_kind kinds[] = {DLS_KEY_ED25519, DLS_KEY_MAC, DLS_KEY_ED25519, DLS_KEY_ED25519,
                             DLS_KEY_MAC};
     uint8_t expect_key[32];
-    unhex(K64, expect_key, 32);
+    test_unhex(K64, expect_key, 32);
     for (int i = 0; i < 5; i++) {
         dls_key_kind kind;
         const uint8_t *key;
@@ -1836,9 +1830,9 @@ static void test_python_interop(void **state)
     static uint8_t pyenv[1200], msg[1200];
     for (int i = 0; i < N; i++) {
         json_t *a = ans[N + i];
-        size_t n = unhex(json_string_value(json_object_get(a, "envelope_hex")), pyenv,
+        size_t n = test_unhex(json_string_value(json_object_get(a, "envelope_hex")), pyenv,
                          sizeof pyenv);
-        size_t mn = unhex(json_string_value(json_object_get(a, "message_hex")), msg, sizeof msg);
+        size_t mn = test_unhex(json_string_value(json_object_get(a, "message_hex")), msg, sizeof msg);
         size_t mymn;
         static uint8_t mym[1200];
         assert_int_equal(dls_envelope_message(medium[i], (const uint8_t *)names[i],
@@ -1850,7 +1844,7 @@ static void test_python_interop(void **state)
         dls_keyring *kr;
         assert_int_equal(dls_keyring_new(&kr), 0);
         uint8_t key[32];
-        unhex(json_string_value(json_object_get(a, "key_hex")), key, 32);
+        test_unhex(json_string_value(json_object_get(a, "key_hex")), key, 32);
         assert_int_equal(dls_keyring_add(kr, (const uint8_t *)names[i], strlen(names[i]),
                                          i % 3 == 2 ? DLS_KEY_MAC : DLS_KEY_ED25519, key),
                          0);
@@ -1969,9 +1963,9 @@ static void test_python_interop_batch(void **state)
     static uint8_t pyenv[8192], msg[8192], mym[8192];
     for (int i = 0; i < N; i++) {
         json_t *a = ans[N + i];
-        size_t n = unhex(json_string_value(json_object_get(a, "envelope_hex")), pyenv,
+        size_t n = test_unhex(json_string_value(json_object_get(a, "envelope_hex")), pyenv,
                          sizeof pyenv);
-        size_t mn = unhex(json_string_value(json_object_get(a, "message_hex")), msg, sizeof msg);
+        size_t mn = test_unhex(json_string_value(json_object_get(a, "message_hex")), msg, sizeof msg);
         size_t mymn;
         assert_int_equal(dls_batch_message(medium[i], (const uint8_t *)names[i], strlen(names[i]),
                                            facts[i], count[i], mym, sizeof mym, &mymn),
@@ -1983,7 +1977,7 @@ static void test_python_interop_batch(void **state)
         dls_keyring *kr;
         assert_int_equal(dls_keyring_new(&kr), 0);
         uint8_t key[32];
-        unhex(json_string_value(json_object_get(a, "key_hex")), key, 32);
+        test_unhex(json_string_value(json_object_get(a, "key_hex")), key, 32);
         assert_int_equal(dls_keyring_add(kr, (const uint8_t *)names[i], strlen(names[i]),
                                          i % 4 >= 2 ? DLS_KEY_MAC : DLS_KEY_ED25519, key),
                          0);
@@ -2328,31 +2322,31 @@ static void test_vectors_envelopes_batch(void **state)
         bool has_seed = json_object_get(j, "seed_hex") != NULL;
         bool has_sig = json_object_get(j, "sig_hex") != NULL;
         uint8_t key[32], medium[16], signed_for[16];
-        unhex(json_string_value(json_object_get(j, has_sig ? "seed_hex" : "mac_key_hex")), key,
+        test_unhex(json_string_value(json_object_get(j, has_sig ? "seed_hex" : "mac_key_hex")), key,
               32);
         (void)has_seed;
-        unhex(json_string_value(json_object_get(j, "medium_id_hex")), medium, 16);
+        test_unhex(json_string_value(json_object_get(j, "medium_id_hex")), medium, 16);
         json_t *sf = json_object_get(j, "signed_for_medium_hex");
-        unhex(json_string_value(sf ? sf : json_object_get(j, "medium_id_hex")), signed_for, 16);
+        test_unhex(json_string_value(sf ? sf : json_object_get(j, "medium_id_hex")), signed_for, 16);
         size_t count = (size_t)json_integer_value(json_object_get(j, "count"));
         json_t *fh = json_object_get(j, "facts_hex");
         size_t used = 0;
         if (json_is_array(fh)) {
             assert_int_equal(json_array_size(fh), count);
             for (size_t i = 0; i < count; i++) {
-                size_t k = unhex(json_string_value(json_array_get(fh, i)), fbytes + used,
+                size_t k = test_unhex(json_string_value(json_array_get(fh, i)), fbytes + used,
                                  sizeof fbytes - used);
                 facts[i] = (dls_bytes){fbytes + used, k};
                 used += k;
             }
         } else { /* 4097 facts, each each_fact_hex */
-            size_t k = unhex(json_string_value(json_object_get(j, "each_fact_hex")), fbytes, 8);
+            size_t k = test_unhex(json_string_value(json_object_get(j, "each_fact_hex")), fbytes, 8);
             for (size_t i = 0; i < count; i++)
                 facts[i] = (dls_bytes){fbytes, k};
         }
-        size_t tag_n = unhex(json_string_value(json_object_get(j, has_sig ? "sig_hex" : "mac_hex")),
+        size_t tag_n = test_unhex(json_string_value(json_object_get(j, has_sig ? "sig_hex" : "mac_hex")),
                              tag, sizeof tag);
-        size_t env_n = unhex(json_string_value(json_object_get(j, "envelope_hex")), exp_env,
+        size_t env_n = test_unhex(json_string_value(json_object_get(j, "envelope_hex")), exp_env,
                              sizeof exp_env);
         bool verifies = json_is_true(json_object_get(j, "verifies"));
         const char *why = json_string_value(json_object_get(j, "why")); /* NULL for null */
@@ -2366,13 +2360,13 @@ static void test_vectors_envelopes_batch(void **state)
         json_t *mh = json_object_get(j, "message_hex");
         if (json_is_string(mh)) {
             static uint8_t want[90000];
-            size_t wn = unhex(json_string_value(mh), want, sizeof want);
+            size_t wn = test_unhex(json_string_value(mh), want, sizeof want);
             assert_int_equal(mlen, wn);
             assert_memory_equal(msg, want, wn);
         } else {
             uint8_t d[32], want[32];
             crypto_hash_sha256(d, msg, mlen);
-            unhex(json_string_value(json_object_get(j, "message_sha256_hex")), want, 32);
+            test_unhex(json_string_value(json_object_get(j, "message_sha256_hex")), want, 32);
             assert_memory_equal(d, want, 32);
         }
         /* the library's M_batch agrees wherever the facts are within limits */

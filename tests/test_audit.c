@@ -35,6 +35,7 @@
 #include <jansson.h>
 #include <sodium.h>
 
+#include "support.h"
 #include "daolease/attrib.h"
 #include "daolease/audit.h"
 #include "daolease/checkpoint.h"
@@ -58,12 +59,6 @@
 #define ID_EAST "08826a3e58766d1d849383d10dfd164c"
 #define ID_WEST "76a7ed3b577725325c5c9b59f35985e7"
 #define BASIS "boot-5b1e07c4/CLOCK_MONOTONIC"
-
-static void unhex(const char *hex, uint8_t *out)
-{
-    size_t n = strlen(hex);
-    assert_int_equal(sodium_hex2bin(out, n / 2, hex, n, NULL, NULL, NULL), 0);
-}
 
 /* Subjects and proposal ids as encoded values. */
 static const uint8_t SUBJ_Q[] = {0xae, 'q', 'u', 'e', 'u', 'e', '/', 'i',
@@ -95,7 +90,7 @@ static dls_secret *secret(const char *name, const char *seed_hex)
 {
     uint8_t seed[32];
     dls_secret *s = NULL;
-    unhex(seed_hex, seed);
+    test_unhex(seed_hex, seed, sizeof seed);
     assert_int_equal(dls_secret_from_seed(&s, name, DLS_KEY_ED25519, seed), 0);
     return s;
 }
@@ -106,7 +101,7 @@ static dls_medium *medium_new(tw *t, const char *name, const char *id_hex, media
                               size_t ring_cap)
 {
     uint8_t id[16];
-    unhex(id_hex, id);
+    test_unhex(id_hex, id, sizeof id);
     dls_medium_settings s;
     dls_medium_settings_default(&s);
     s.id = id;
@@ -1489,7 +1484,7 @@ static void test_missing_and_unused_media(void **state)
     tw_open(&t, NULL, MK_RING, 0);
     base_run(&t);
     uint8_t id[16];
-    unhex("00112233445566778899aabbccddeeff", id);
+    test_unhex("00112233445566778899aabbccddeeff", id, sizeof id);
     dls_medium_settings ms;
     dls_medium_settings_default(&ms);
     ms.id = id;
@@ -2162,7 +2157,7 @@ static void test_journal_evicted_not_covered(void **state)
     tw_open(&t, NULL, MK_RING, 0);
     dls_medium_del(t.j);
     uint8_t id[16];
-    unhex(ID_JOURNAL, id);
+    test_unhex(ID_JOURNAL, id, sizeof id);
     dls_medium_settings ms;
     dls_medium_settings_default(&ms);
     ms.id = id;
@@ -2884,7 +2879,7 @@ static void test_judge_and_audit_count_alike(void **state)
     /* the judge's journal: a file, synced */
     dls_medium_del(t.j);
     uint8_t jid[16];
-    unhex(ID_JOURNAL, jid);
+    test_unhex(ID_JOURNAL, jid, sizeof jid);
     dls_medium_settings ms;
     dls_medium_settings_default(&ms);
     ms.id = jid;
@@ -3214,8 +3209,8 @@ static void ckr_run(ckr *c)
     snprintf(c->east, sizeof c->east, "%s/east", c->dir);
     snprintf(c->ckpt, sizeof c->ckpt, "%s/journal.dls.ckpt", c->dir);
     uint8_t jid[16], eid[16];
-    unhex(ID_JOURNAL, jid);
-    unhex(ID_EAST, eid);
+    test_unhex(ID_JOURNAL, jid, sizeof jid);
+    test_unhex(ID_EAST, eid, sizeof eid);
     dls_medium_settings ms;
     dls_medium_settings_default(&ms);
     ms.id = jid;

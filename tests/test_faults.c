@@ -45,6 +45,7 @@
 
 #include <sodium.h>
 
+#include "support.h"
 #include "daolease/attrib.h"
 #include "daolease/audit.h"
 #include "daolease/error.h"
@@ -201,13 +202,6 @@ static char *read_text(const char *rel, size_t *n)
     b[len] = 0;
     *n = (size_t)len;
     return b;
-}
-
-static size_t unhex(const char *hex, uint8_t *out, size_t cap)
-{
-    size_t n;
-    assert_int_equal(sodium_hex2bin(out, cap, hex, strlen(hex), NULL, &n, NULL), 0);
-    return n;
 }
 
 /* Removes the files of a flat temporary directory, then the directory. */
@@ -386,10 +380,10 @@ static void test_fault_rule6(void **state)
         if (json_is_integer(rule) && json_integer_value(rule) == 6 && json_array_size(ctx) > 0 &&
             json_array_size(ctx) <= R6_CTX) {
             r6_vec *v = &c->v[c->nv++];
-            v->n = unhex(json_string_value(json_object_get(o, "msgpack_hex")), v->fact,
+            v->n = test_unhex(json_string_value(json_object_get(o, "msgpack_hex")), v->fact,
                          sizeof v->fact);
             for (size_t k = 0; k < json_array_size(ctx); k++)
-                v->ctx_n[k] = unhex(json_string_value(json_array_get(ctx, k)), v->ctx[k],
+                v->ctx_n[k] = test_unhex(json_string_value(json_array_get(ctx, k)), v->ctx[k],
                                     sizeof v->ctx[k]);
             v->nctx = json_array_size(ctx);
         }

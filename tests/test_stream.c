@@ -29,6 +29,7 @@
 #include <zlib.h>
 #include <cmocka.h>
 
+#include "support.h"
 #include "daolease/medium_impl.h"
 #include "daolease/stream.h"
 #include "stream/internal.h"
@@ -834,16 +835,6 @@ static const char *vec(const char *name)
     return b[k];
 }
 
-static size_t unhex(const char *h, uint8_t *out, size_t cap)
-{
-    size_t n = strlen(h) / 2;
-    assert_true(n <= cap);
-    size_t got = 0;
-    assert_int_equal(sodium_hex2bin(out, cap, h, strlen(h), NULL, &got, NULL), 0);
-    assert_int_equal(got, n);
-    return n;
-}
-
 static void test_vector_three(void **state)
 {
     (void)state;
@@ -894,7 +885,7 @@ static void test_vector_torn(void **state)
     dls_medium *m = open_path(tpath("torn.dls"), DLS_OPEN_READ, 0);
     uint8_t want[DLS_RECORD_MAX];
     uint8_t id[16];
-    unhex(json_string_value(json_object_get(x, "medium_id_hex")), id, 16);
+    test_unhex(json_string_value(json_object_get(x, "medium_id_hex")), id, 16);
     assert_memory_equal(dls_medium_id(m), id, 16);
     json_t *reads = json_object_get(x, "reads");
     dls_cursor *c;
@@ -907,7 +898,7 @@ static void test_vector_torn(void **state)
         assert_string_equal(dls_next_name(got), ans);
         assert_true(r.position == (uint64_t)json_integer_value(json_object_get(e, "position")));
         if (got == DLS_NEXT_OK) {
-            size_t wn = unhex(json_string_value(json_object_get(e, "payload_hex")), want,
+            size_t wn = test_unhex(json_string_value(json_object_get(e, "payload_hex")), want,
                               sizeof want);
             assert_true(r.n == wn);
             assert_memory_equal(r.p, want, wn);
@@ -923,7 +914,7 @@ static void test_vector_torn(void **state)
     m = open_path(tpath("torn.dls"), DLS_OPEN_APPEND, 0);
     assert_true(file_size(tpath("torn.dls")) ==
                 (uint64_t)json_integer_value(json_object_get(ap, "truncate_to")));
-    size_t wn = unhex(json_string_value(json_object_get(ap, "payload_hex")), want, sizeof want);
+    size_t wn = test_unhex(json_string_value(json_object_get(ap, "payload_hex")), want, sizeof want);
     uint64_t pos;
     assert_int_equal(dls_medium_append(m, want, wn, &pos, NULL), 0);
     assert_true(pos == (uint64_t)json_integer_value(json_object_get(ap, "position")));
@@ -933,7 +924,7 @@ static void test_vector_torn(void **state)
     assert_true(n == (uint64_t)json_integer_value(json_object_get(ap, "file_bytes_after")));
     uint8_t h[32], hw[32];
     crypto_hash_sha256(h, b, n);
-    unhex(json_string_value(json_object_get(ap, "file_sha256_after")), hw, 32);
+    test_unhex(json_string_value(json_object_get(ap, "file_sha256_after")), hw, 32);
     assert_memory_equal(h, hw, 32);
     free(b);
     json_decref(x);
