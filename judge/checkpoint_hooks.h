@@ -1,4 +1,4 @@
-/* Test hooks of the checkpoint retention (judge/checkpoint.c): the same
+/* Test hooks of the checkpoint retention (judge/checkpoint_prune.c): the same
  * prune and trim as dls_judge_prune_checkpoints and dls_judge_trim_journal,
  * with a call before each checkpoint file is opened for reading (its header
  * or its digest), so that a test can make that one open fail for real (e.g.

@@ -664,7 +664,11 @@ int js_step(dls_judge *j);
 /* DLS_ERR_STATE on a standby: it never appends or acts for the owner. */
 int js_refuse(const dls_judge *j);
 
-/* ---- checkpoint.c, checkpoint_load.c ---------------------------------------- */
+/* ---- checkpoint.c, checkpoint_load.c, checkpoint_prune.c --------------------- */
+
+/* The default checkpoint folder: the journal's path + ".ckpt" (malloc'd;
+ * NULL when out of memory). */
+char *jc_default_dir(const dls_judge *j);
 
 /* The committed checkpoint numbers in dir (files `<n as 20 digits>.dls`),
  * newest first, pushed onto v. 0 for none or a missing dir. */

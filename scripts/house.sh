@@ -85,7 +85,6 @@ include/daolease/tick.h adapters
 # (FILE:FUNCTION over 120 lines) or loop (a call loop, its files sorted and
 # joined by " "). Each stays until the code is split.
 EXCEPTIONS='
-file judge/checkpoint.c          # the checkpoint writer and its plan; to be split into a checkpoint component
 func judge/checkpoint_codec.c:read_value # one case per checkpoint field; to become a table of field readers
 func audit/replay.c:au_process_mark     # one branch per mark kind; to be split by kind
 loop stream/file.c stream/jetstream/jetstream.c stream/jetstream/settings.c stream/jetstream/url.c stream/medium.c stream/open.c stream/segmented.c stream/sync.c stream/tail.c stream/torn.c  # open.c and medium.c dispatch to each medium, which calls their helpers back; to split the dispatch from the helpers
