@@ -1808,6 +1808,34 @@ static void test_dump_names_bogus_entry(void **state)
     assert_int_equal(system(cmd), 0);
 }
 
+/* A working directory for `daolease` processes, /tmp/dls-redis-TAG-XXXXXX,
+ * with `setup` run in it by the shell ("$B" is the binary: keys, streams).
+ * Skips the test when DAOLEASE_BIN is not set. */
+static void cli_site(char dir[64], const char *tag, const char *setup)
+{
+    const char *bin = getenv("DAOLEASE_BIN");
+    if (!bin)
+        skip();
+    snprintf(dir, 64, "/tmp/dls-redis-%s-XXXXXX", tag);
+    assert_non_null(mkdtemp(dir));
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "cd %s && B='%s' && %s", dir, bin, setup);
+    assert_int_equal(system(cmd), 0);
+}
+
+static void cli_site_remove(const char *dir)
+{
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
+/* The keyring of the grantor (arbiter) and one agent (a1), and a file
+ * journal: the sites of the `run` tests below. */
+#define SITE_ARBITER_A1_JOURNAL                                                \
+    "\"$B\" keygen arbiter >> keyring && \"$B\" keygen a1 >> keyring && "       \
+    "\"$B\" stream create journal.dls > /dev/null"
+
 /* docs/redis.md, "A broken medium"; holder.md, `daolease run`: a
  * `daolease run` holding a lease granted by `daolease judge` (file
  * journal, the agent's medium on Redis); an entry with a pos but no rec is
@@ -1821,18 +1849,8 @@ static void test_run_stops_when_its_medium_breaks(void **state)
 {
     (void)state;
     NEED_SERVER();
-    const char *bin = getenv("DAOLEASE_BIN");
-    if (!bin) {
-        skip();
-        return;
-    }
-    char dir[64] = "/tmp/dls-redis-broken-XXXXXX", key[64], url[160], cmd[600], cfg[600];
-    assert_non_null(mkdtemp(dir));
-    snprintf(cmd, sizeof cmd,
-             "cd %s && \"%s\" keygen arbiter >> keyring && \"%s\" keygen a1 >> keyring && "
-             "\"%s\" stream create journal.dls > /dev/null",
-             dir, bin, bin, bin);
-    assert_int_equal(system(cmd), 0);
+    char dir[64], key[64], url[160], cfg[600];
+    cli_site(dir, "broken", SITE_ARBITER_A1_JOURNAL);
     fresh(key, url, "broken");
     dls_medium_del(create(url, 0));
     int cn = snprintf(cfg, sizeof cfg,
@@ -1869,8 +1887,7 @@ static void test_run_stops_when_its_medium_breaks(void **state)
     assert_int_equal(waitpid(judge, NULL, WNOHANG), 0); /* the judge runs on */
     kill(judge, SIGTERM);
     assert_int_equal(cli_wait(judge, 10000), 0);
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    assert_int_equal(system(cmd), 0);
+    cli_site_remove(dir);
 }
 
 /* docs/cli.md `judge`: a missing journal is an error, never a silent fresh
@@ -1880,17 +1897,9 @@ static void test_judge_cli_missing_redis_journal(void **state)
 {
     (void)state;
     NEED_SERVER();
-    const char *bin = getenv("DAOLEASE_BIN");
-    if (!bin) {
-        skip();
-        return;
-    }
-    char dir[64] = "/tmp/dls-redis-nojournal-XXXXXX", key[64], url[160], cmd[600], cfg[600];
-    assert_non_null(mkdtemp(dir));
-    snprintf(cmd, sizeof cmd,
-             "cd %s && \"%s\" keygen arbiter >> keyring && \"%s\" stream create a1.dls > /dev/null",
-             dir, bin, bin);
-    assert_int_equal(system(cmd), 0);
+    char dir[64], key[64], url[160], cfg[600];
+    cli_site(dir, "nojournal",
+             "\"$B\" keygen arbiter >> keyring && \"$B\" stream create a1.dls > /dev/null");
     snprintf(key, sizeof key, "t%u-nojournal", ++g_keyno);
     snprintf(url, sizeof url, "redis://127.0.0.1:%d/%s?sync=data", g_aof.port, key);
     int cn = snprintf(cfg, sizeof cfg,
@@ -1904,8 +1913,7 @@ static void test_judge_cli_missing_redis_journal(void **state)
     assert_int_equal(aof_int("EXISTS %s", key), 0); /* nothing made */
     const char *create[] = {"judge", "--config", "judge.json", "--passes", "1", "--create", NULL};
     assert_int_equal(cli_wait(cli_start(dir, "judge", create), 20000), 0);
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    assert_int_equal(system(cmd), 0);
+    cli_site_remove(dir);
 }
 
 /* cli.md `run`, start-up: a transport error opening the media at start-up
@@ -1918,18 +1926,8 @@ static void test_run_retries_at_startup(void **state)
 {
     (void)state;
     NEED_SERVER();
-    const char *bin = getenv("DAOLEASE_BIN");
-    if (!bin) {
-        skip();
-        return;
-    }
-    char dir[64] = "/tmp/dls-redis-startup-XXXXXX", url[160], cmd[600], cfg[600];
-    assert_non_null(mkdtemp(dir));
-    snprintf(cmd, sizeof cmd,
-             "cd %s && \"%s\" keygen arbiter >> keyring && \"%s\" keygen a1 >> keyring && "
-             "\"%s\" stream create journal.dls > /dev/null",
-             dir, bin, bin, bin);
-    assert_int_equal(system(cmd), 0);
+    char dir[64], url[160], cfg[600];
+    cli_site(dir, "startup", SITE_ARBITER_A1_JOURNAL);
     srv late = {.pid = -1};
     late.port = free_port();
     assert_true(late.port > 0);
@@ -1982,8 +1980,7 @@ static void test_run_retries_at_startup(void **state)
     kill(judge, SIGTERM);
     assert_int_equal(cli_wait(judge, 10000), 0);
     srv_stop(&late);
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    assert_int_equal(system(cmd), 0);
+    cli_site_remove(dir);
 }
 
 /* Issue 12 item 8; stream-format.md rev 4 ("a Redis journal is fenced by
